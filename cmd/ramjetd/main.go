@@ -1,0 +1,132 @@
+// Command ramjetd is Ramjet's data plane: a reverse proxy that serves a
+// ramjet.yaml configuration, with an admin API on a unix socket.
+//
+//	ramjetd --config FILE                         serve
+//	ramjetd validate --config FILE                check a configuration
+//	ramjetd upstreams [show POOL] --admin-socket PATH
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ramjet-dev/ramjet/dataplane/admin"
+	"github.com/ramjet-dev/ramjet/dataplane/daemon"
+)
+
+func main() {
+	args := os.Args[1:]
+	cmd := "serve"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(args)
+	case "validate":
+		err = validate(args)
+	case "upstreams":
+		err = upstreams(args)
+	default:
+		err = fmt.Errorf("unknown command %q; the commands are serve (the default), validate and upstreams", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ramjetd:", err)
+		os.Exit(1)
+	}
+}
+
+func serve(args []string) error {
+	fs := pflag.NewFlagSet("ramjetd", pflag.ContinueOnError)
+	configPath := fs.String("config", "/etc/ramjet/ramjet.yaml", "configuration file")
+	drain := fs.Duration("drain-delay", daemon.DefaultDrainDelay, "after SIGTERM, keep serving this long with /readyz failing")
+	shutdown := fs.Duration("shutdown-timeout", daemon.DefaultShutdownTimeout, "after the drain delay, wait this long for requests in flight")
+	level := fs.String("log-level", envOr("RAMJET_LOG", "info"), "debug, info, warn or error (or RAMJET_LOG)")
+	format := fs.String("log-format", "text", "text or json")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := newLogger(*level, *format, os.Stderr)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	d, err := daemon.New(daemon.Options{ConfigPath: *configPath, DrainDelay: *drain, ShutdownTimeout: *shutdown, Log: log})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	return d.Run(ctx)
+}
+
+func validate(args []string) error {
+	fs := pflag.NewFlagSet("ramjetd validate", pflag.ContinueOnError)
+	configPath := fs.String("config", "/etc/ramjet/ramjet.yaml", "configuration file to check")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := daemon.Check(*configPath); err != nil {
+		return fmt.Errorf("%s is not valid:\n%v", *configPath, err)
+	}
+	fmt.Printf("%s is valid\n", *configPath)
+	return nil
+}
+
+func upstreams(args []string) error {
+	fs := pflag.NewFlagSet("ramjetd upstreams", pflag.ContinueOnError)
+	socket := fs.String("admin-socket", "/run/ramjet/admin.sock", "admin socket of the ramjetd to ask")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	client := admin.NewClient(*socket)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	switch rest := fs.Args(); {
+	case len(rest) == 0:
+		pools, err := client.Pools(ctx)
+		if err != nil {
+			return err
+		}
+		return admin.WritePools(os.Stdout, pools)
+	case len(rest) == 2 && rest[0] == "show":
+		pool, err := client.Pool(ctx, rest[1])
+		if err != nil {
+			return err
+		}
+		return admin.WritePool(os.Stdout, pool)
+	}
+	return fmt.Errorf("usage: ramjetd upstreams [show POOL] --admin-socket PATH")
+}
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

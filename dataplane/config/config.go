@@ -1,0 +1,352 @@
+// Package config holds the typed form of ramjet.yaml, its strict decoder and
+// its validation. The data plane loads it, and the controller renders and
+// validates the same types, so the two cannot disagree about what is valid.
+//
+// Every field's zero value has a documented meaning; Defaults fills the ones
+// that differ from zero. Validate reports every problem at once, each with the
+// path of the field it concerns.
+package config
+
+// Config is the whole of ramjet.yaml.
+type Config struct {
+	// Server holds the listeners, the health and admin endpoints and the
+	// limits that protect the process.
+	Server Server `yaml:"server" json:"server"`
+	// Tenants maps a tenant name to its applications and pools.
+	Tenants map[string]*Tenant `yaml:"tenants,omitempty" json:"tenants,omitempty"`
+}
+
+// Server is the process-wide part of the configuration.
+type Server struct {
+	// Listeners maps a listener name (such as "http" or "https") to where it
+	// listens. At least one is required.
+	Listeners map[string]*Listener `yaml:"listeners" json:"listeners"`
+	// Health is the listener of /healthz, /readyz and /metrics.
+	Health Health `yaml:"health" json:"health"`
+	// Admin is the admin API, served on a unix socket only.
+	Admin Admin `yaml:"admin" json:"admin"`
+	// Limits bound what one client can make the proxy do.
+	Limits Limits `yaml:"limits,omitempty" json:"limits,omitempty"`
+	// TrustedProxies lists the CIDRs whose X-Forwarded-* and X-Real-IP
+	// headers are believed. Empty trusts nobody.
+	TrustedProxies []string `yaml:"trusted_proxies,omitempty" json:"trusted_proxies,omitempty"`
+	// AccessLog logs one line per request at info level when true.
+	AccessLog bool `yaml:"access_log,omitempty" json:"access_log,omitempty"`
+}
+
+// Listener is one address the proxy accepts requests on.
+type Listener struct {
+	// Address is host:port, for example ":80" or "127.0.0.1:8080".
+	Address string `yaml:"address" json:"address"`
+	// TLS, when present, makes the listener serve HTTPS (HTTP/1.1 and HTTP/2
+	// chosen by ALPN). Its certificate is the default one, used when no
+	// application's certificate matches the name the client asked for.
+	TLS *ListenerTLS `yaml:"tls,omitempty" json:"tls,omitempty"`
+}
+
+// ListenerTLS is the TLS setting of a listener.
+type ListenerTLS struct {
+	// CertFile and KeyFile are PEM files of the default certificate. When
+	// both are empty ramjetd generates a self-signed ECDSA P-256 certificate
+	// at start ("Ramjet Ingress Controller Fake Certificate").
+	CertFile string `yaml:"cert_file,omitempty" json:"cert_file,omitempty"`
+	KeyFile  string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
+}
+
+// Health is the health and metrics listener.
+type Health struct {
+	// Address is host:port. Empty turns the listener off.
+	Address string `yaml:"address,omitempty" json:"address,omitempty"`
+}
+
+// Admin is the admin API endpoint.
+type Admin struct {
+	// Socket is the path of the unix socket (mode 0600). Empty turns the
+	// admin API off.
+	Socket string `yaml:"socket,omitempty" json:"socket,omitempty"`
+}
+
+// Limits are the protections every listener applies.
+type Limits struct {
+	// MaxHeaderBytes bounds the request line and headers; above it the
+	// answer is 431. Zero means 64 KiB.
+	MaxHeaderBytes ByteSize `yaml:"max_header_bytes,omitempty" json:"max_header_bytes,omitempty"`
+	// ReadHeaderTimeout bounds the time to read a request's headers. Zero
+	// means 10s.
+	ReadHeaderTimeout Duration `yaml:"read_header_timeout,omitempty" json:"read_header_timeout,omitempty"`
+	// IdleTimeout closes a keep-alive connection idle for this long. Zero
+	// means 60s.
+	IdleTimeout Duration `yaml:"idle_timeout,omitempty" json:"idle_timeout,omitempty"`
+	// MaxRequestBodyBytes is the default limit on a request body; above it
+	// the answer is 413. Zero means 10 MiB; a route may set its own.
+	MaxRequestBodyBytes ByteSize `yaml:"max_request_body_bytes,omitempty" json:"max_request_body_bytes,omitempty"`
+	// HTTP2MaxConcurrentStreams bounds the streams of one HTTP/2
+	// connection. Zero means 128.
+	HTTP2MaxConcurrentStreams uint32 `yaml:"http2_max_concurrent_streams,omitempty" json:"http2_max_concurrent_streams,omitempty"`
+}
+
+// Tenant groups applications and the pools their routes use. Pool names are
+// unique across all tenants.
+type Tenant struct {
+	// Applications maps an application name to its domains and routes.
+	Applications map[string]*Application `yaml:"applications,omitempty" json:"applications,omitempty"`
+	// Pools maps a pool name to its members and how to reach them.
+	Pools map[string]*Pool `yaml:"pools,omitempty" json:"pools,omitempty"`
+	// DefaultRoute answers requests for this tenant's domains that match no
+	// route, unless the application has its own. Nil answers 404.
+	DefaultRoute *DefaultRoute `yaml:"default_route,omitempty" json:"default_route,omitempty"`
+}
+
+// Application is a set of domains served by one list of routes.
+type Application struct {
+	// Domains are exact names ("www.example.com"), wildcards of one
+	// left-most label ("*.example.com") or the catch-all "*", which at most
+	// one application of the whole configuration may hold.
+	Domains []string `yaml:"domains" json:"domains"`
+	// TLS is the certificate served for the domains. Nil serves the
+	// listener's default certificate.
+	TLS *CertificateFiles `yaml:"tls,omitempty" json:"tls,omitempty"`
+	// HTTPSRedirect answers plain-HTTP requests with a 308 to HTTPS, except
+	// under /.well-known/acme-challenge/. A route may override it.
+	HTTPSRedirect bool `yaml:"https_redirect,omitempty" json:"https_redirect,omitempty"`
+	// Routes are matched by path precedence (exact, longest prefix, then
+	// regex in the order given here).
+	Routes []*Route `yaml:"routes,omitempty" json:"routes,omitempty"`
+	// DefaultRoute answers requests that match no route. Nil falls back to
+	// the tenant's default route.
+	DefaultRoute *DefaultRoute `yaml:"default_route,omitempty" json:"default_route,omitempty"`
+}
+
+// CertificateFiles names a PEM certificate chain and its private key.
+type CertificateFiles struct {
+	CertFile string `yaml:"cert_file" json:"cert_file"`
+	KeyFile  string `yaml:"key_file" json:"key_file"`
+}
+
+// Route is a match, an action and the policies applied before the action.
+type Route struct {
+	// Name is optional and only used in logs and errors.
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+	// Match selects the requests of this route.
+	Match Match `yaml:"match" json:"match"`
+	// Action is what the route does with a matched request.
+	Action Action `yaml:"action" json:"action"`
+	// HTTPSRedirect overrides the application's https_redirect when set.
+	HTTPSRedirect *bool `yaml:"https_redirect,omitempty" json:"https_redirect,omitempty"`
+}
+
+// DefaultRoute is a route without a match: the answer for requests no route
+// takes.
+type DefaultRoute struct {
+	Action Action `yaml:"action" json:"action"`
+}
+
+// Match selects requests by path and optionally by headers and cookies.
+type Match struct {
+	// Path is required.
+	Path PathMatch `yaml:"path" json:"path"`
+	// Headers must all match.
+	Headers []HeaderMatch `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// Cookies must all match.
+	Cookies []CookieMatch `yaml:"cookies,omitempty" json:"cookies,omitempty"`
+}
+
+// PathMatch holds exactly one of its fields. Paths are matched against the
+// normalised request path (percent-decoded, dot-segments resolved, repeated
+// slashes merged).
+type PathMatch struct {
+	// Exact matches one path, case-sensitively.
+	Exact string `yaml:"exact,omitempty" json:"exact,omitempty"`
+	// Prefix matches whole path segments: "/foo" matches "/foo", "/foo/" and
+	// "/foo/bar" but not "/foobar". A trailing slash is ignored.
+	Prefix string `yaml:"prefix,omitempty" json:"prefix,omitempty"`
+	// Regex is an RE2 expression compiled as (?i)^(?:<regex>): case
+	// insensitive and anchored at the start for every alternative.
+	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
+}
+
+// HeaderMatch tests one request header. With neither Exact nor Regex the
+// header only has to be present.
+type HeaderMatch struct {
+	Name string `yaml:"name" json:"name"`
+	// Exact compares the value case-sensitively.
+	Exact string `yaml:"exact,omitempty" json:"exact,omitempty"`
+	// Regex must match the whole value (RE2).
+	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
+}
+
+// CookieMatch tests one cookie of the Cookie header. With neither Exact nor
+// Regex the cookie only has to be present.
+type CookieMatch struct {
+	Name  string `yaml:"name" json:"name"`
+	Exact string `yaml:"exact,omitempty" json:"exact,omitempty"`
+	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
+}
+
+// Action holds exactly one of its fields.
+type Action struct {
+	// Pool proxies to one pool of the tenant.
+	Pool string `yaml:"pool,omitempty" json:"pool,omitempty"`
+	// Pools proxies to one of several pools, chosen at random by weight.
+	Pools []WeightedPool `yaml:"pools,omitempty" json:"pools,omitempty"`
+	// Redirect answers with a redirect.
+	Redirect *Redirect `yaml:"redirect,omitempty" json:"redirect,omitempty"`
+	// Respond answers with a fixed response.
+	Respond *Respond `yaml:"respond,omitempty" json:"respond,omitempty"`
+}
+
+// WeightedPool is one choice of a weighted action.
+type WeightedPool struct {
+	Pool string `yaml:"pool" json:"pool"`
+	// Weight is relative to the other choices; 0 sends nothing.
+	Weight uint32 `yaml:"weight" json:"weight"`
+}
+
+// Redirect answers with Location set to URL, used literally.
+type Redirect struct {
+	URL string `yaml:"url" json:"url"`
+	// Code is 301, 302, 303, 307 or 308. Zero means 301.
+	Code int `yaml:"code,omitempty" json:"code,omitempty"`
+}
+
+// Respond answers with a fixed status and body.
+type Respond struct {
+	Status int `yaml:"status" json:"status"`
+	// ContentType defaults to "text/plain; charset=utf-8".
+	ContentType string `yaml:"content_type,omitempty" json:"content_type,omitempty"`
+	// Body is at most 64 KiB.
+	Body string `yaml:"body,omitempty" json:"body,omitempty"`
+}
+
+// Scheme is how a pool talks to its members.
+type Scheme string
+
+// The schemes of a pool.
+const (
+	// SchemeHTTP is HTTP/1.1 over TCP.
+	SchemeHTTP Scheme = "http"
+	// SchemeHTTPS is HTTP/1.1 over verified TLS.
+	SchemeHTTPS Scheme = "https"
+	// SchemeH2C is HTTP/2 without TLS (gRPC).
+	SchemeH2C Scheme = "h2c"
+	// SchemeH2 is HTTP/2 over verified TLS (gRPC over TLS).
+	SchemeH2 Scheme = "h2"
+)
+
+// UsesTLS reports whether the scheme dials TLS.
+func (s Scheme) UsesTLS() bool { return s == SchemeHTTPS || s == SchemeH2 }
+
+// IsHTTP2 reports whether the scheme speaks HTTP/2 to members.
+func (s Scheme) IsHTTP2() bool { return s == SchemeH2C || s == SchemeH2 }
+
+// MembersFrom says where a pool's members come from.
+type MembersFrom string
+
+// The sources of members.
+const (
+	// MembersStatic takes the members from this file only.
+	MembersStatic MembersFrom = "static"
+	// MembersAPI takes them from PUT /v1/upstreams/{pool}; the file's
+	// members are only the seed of a pool the running process does not
+	// have yet.
+	MembersAPI MembersFrom = "api"
+)
+
+// Balance is a load-balancing algorithm.
+type Balance string
+
+// The balancing algorithms.
+const (
+	// BalanceRoundRobin rotates through members, in proportion to weights.
+	BalanceRoundRobin Balance = "round_robin"
+	// BalanceLeastConn picks the member with the fewest requests in flight
+	// relative to its weight.
+	BalanceLeastConn Balance = "least_conn"
+	// BalanceHash picks by consistent hashing of a key (see Hash).
+	BalanceHash Balance = "hash"
+)
+
+// HashBy names the key of hash balancing.
+type HashBy string
+
+// The keys of hash balancing.
+const (
+	// HashByClientIP hashes the client address.
+	HashByClientIP HashBy = "client_ip"
+	// HashByHeader hashes the value of a request header.
+	HashByHeader HashBy = "header"
+	// HashByCookie hashes the value of a cookie, which the proxy sets when
+	// the request has none (session affinity).
+	HashByCookie HashBy = "cookie"
+)
+
+// Pool is a set of members that serve the same thing.
+type Pool struct {
+	// Scheme is http, https, h2c or h2. Empty means http.
+	Scheme Scheme `yaml:"scheme,omitempty" json:"scheme,omitempty"`
+	// TLS configures the verification of members for https and h2.
+	TLS *PoolTLS `yaml:"tls,omitempty" json:"tls,omitempty"`
+	// MembersFrom is static (default) or api.
+	MembersFrom MembersFrom `yaml:"members_from,omitempty" json:"members_from,omitempty"`
+	// Members are the members (static) or their seed (api).
+	Members []Member `yaml:"members,omitempty" json:"members,omitempty"`
+	// Balance is round_robin (default), least_conn or hash.
+	Balance Balance `yaml:"balance,omitempty" json:"balance,omitempty"`
+	// Hash configures balance: hash.
+	Hash *Hash `yaml:"hash,omitempty" json:"hash,omitempty"`
+	// Retries is how many more members a failed request may try. Nil means
+	// 2 (three tries in all).
+	Retries *int `yaml:"retries,omitempty" json:"retries,omitempty"`
+	// ConnectTimeout bounds a connection attempt. Zero means 5s.
+	ConnectTimeout Duration `yaml:"connect_timeout,omitempty" json:"connect_timeout,omitempty"`
+	// ResponseTimeout bounds the wait for the response head, not the body.
+	// Zero means 60s.
+	ResponseTimeout Duration `yaml:"response_timeout,omitempty" json:"response_timeout,omitempty"`
+}
+
+// PoolTLS is how members' certificates are verified. Verification is never
+// turned off.
+type PoolTLS struct {
+	// ServerName is the name sent in SNI and verified in the member's
+	// certificate. Empty uses the member's host.
+	ServerName string `yaml:"server_name,omitempty" json:"server_name,omitempty"`
+	// CAFile is a PEM bundle of the authorities trusted for members. Empty
+	// uses the system's roots.
+	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
+}
+
+// Member is one backend address. In YAML it is a mapping or just the
+// address ("10.0.0.1:8080").
+type Member struct {
+	// Address is host:port; IPv6 addresses in brackets.
+	Address string `yaml:"address" json:"address"`
+	// Weight is relative to the other members, 1 to 1000. Zero means 1.
+	Weight uint32 `yaml:"weight,omitempty" json:"weight,omitempty"`
+}
+
+// Hash configures hash balancing.
+type Hash struct {
+	// By is client_ip, header or cookie.
+	By HashBy `yaml:"by" json:"by"`
+	// Header names the header hashed with by: header.
+	Header string `yaml:"header,omitempty" json:"header,omitempty"`
+	// Cookie configures the cookie of by: cookie.
+	Cookie *AffinityCookie `yaml:"cookie,omitempty" json:"cookie,omitempty"`
+}
+
+// AffinityCookie is the session cookie of cookie hashing.
+type AffinityCookie struct {
+	// Name defaults to INGRESSCOOKIE.
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+	// Path defaults to "/".
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// Domain is left out of the cookie when empty.
+	Domain string `yaml:"domain,omitempty" json:"domain,omitempty"`
+	// MaxAge makes a persistent cookie; zero makes a session cookie.
+	MaxAge Duration `yaml:"max_age,omitempty" json:"max_age,omitempty"`
+	// Secure marks the cookie Secure; when false it is still Secure on
+	// HTTPS requests.
+	Secure bool `yaml:"secure,omitempty" json:"secure,omitempty"`
+	// SameSite is Lax, Strict, None or empty.
+	SameSite string `yaml:"same_site,omitempty" json:"same_site,omitempty"`
+}

@@ -1,0 +1,688 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+)
+
+// Limits of values, shared with the code that applies them.
+const (
+	DefaultMaxHeaderBytes            = 64 << 10
+	DefaultReadHeaderTimeout         = 10 * time.Second
+	DefaultIdleTimeout               = 60 * time.Second
+	DefaultMaxRequestBodyBytes       = 10 << 20
+	DefaultHTTP2MaxConcurrentStreams = 128
+	DefaultRetries                   = 2
+	MaxRetries                       = 10
+	DefaultConnectTimeout            = 5 * time.Second
+	DefaultResponseTimeout           = 60 * time.Second
+	DefaultAffinityCookie            = "INGRESSCOOKIE"
+	MaxMemberWeight                  = 1000
+	MaxNameLength                    = 63
+	MaxRespondBody                   = 64 << 10
+	MaxValueLength                   = 4096
+)
+
+// FieldError is one problem of a configuration, at a field path such as
+// tenants.ingress.pools.p_x.retries.
+type FieldError struct {
+	Path    string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Path + ": " + e.Message }
+
+// errorList collects field errors in the order they are found.
+type errorList struct{ errs *multierror.Error }
+
+func (l *errorList) add(path, format string, args ...any) {
+	l.errs = multierror.Append(l.errs, &FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// addErr records err at path when it is not nil.
+func (l *errorList) addErr(path string, err error) {
+	if err != nil {
+		l.add(path, "%s", err.Error())
+	}
+}
+
+func (l *errorList) result() error {
+	if l.errs == nil {
+		return nil
+	}
+	l.errs.ErrorFormat = ListFormat
+	return l.errs
+}
+
+// Errors returns the individual errors of an error returned by Validate
+// (or the error itself when it is a single one).
+func Errors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if m, ok := err.(*multierror.Error); ok {
+		return m.Errors
+	}
+	return []error{err}
+}
+
+// Validate checks the whole configuration without touching files and
+// reports every problem, each with the path of its field.
+func (c *Config) Validate() error {
+	var l errorList
+	c.Server.validate(&l)
+	budget := regexBudget{}
+	catchAll := ""
+	domainOwner := map[string]string{}
+	poolOwner := map[string]string{}
+	for _, tname := range sortedKeys(c.Tenants) {
+		t := c.Tenants[tname]
+		path := "tenants." + tname
+		l.addErr(path, ValidateName(tname))
+		if t == nil {
+			l.add(path, "is empty")
+			continue
+		}
+		for _, pname := range sortedKeys(t.Pools) {
+			if other, dup := poolOwner[pname]; dup {
+				l.add(path+".pools."+pname, "pool name already used by tenant %s; pool names are unique across tenants", other)
+			}
+			poolOwner[pname] = tname
+		}
+		t.validate(&l, path, &budget)
+		for _, aname := range sortedKeys(t.Applications) {
+			app := t.Applications[aname]
+			if app == nil {
+				continue
+			}
+			apath := path + ".applications." + aname
+			for i, d := range app.Domains {
+				where := tname + "/" + aname
+				if d == "*" {
+					if catchAll != "" {
+						l.add(fmt.Sprintf("%s.domains[%d]", apath, i), `the catch-all domain "*" is already held by %s; at most one application may hold it`, catchAll)
+					}
+					catchAll = where
+					continue
+				}
+				if other, dup := domainOwner[d]; dup && other != where {
+					l.add(fmt.Sprintf("%s.domains[%d]", apath, i), "domain %s is already served by %s", d, other)
+				}
+				domainOwner[d] = where
+			}
+		}
+	}
+	return l.result()
+}
+
+func (s *Server) validate(l *errorList) {
+	if len(s.Listeners) == 0 {
+		l.add("server.listeners", "at least one listener is required")
+	}
+	addresses := map[string]string{}
+	claim := func(path, addr string) {
+		if addr == "" {
+			return
+		}
+		if err := validateListenAddress(addr); err != nil {
+			l.add(path, "%v", err)
+			return
+		}
+		_, port, _ := net.SplitHostPort(addr)
+		if port != "0" {
+			if other, dup := addresses[addr]; dup {
+				l.add(path, "%s is already used by %s", addr, other)
+			}
+			addresses[addr] = path
+		}
+	}
+	for _, name := range sortedKeys(s.Listeners) {
+		ln := s.Listeners[name]
+		path := "server.listeners." + name
+		l.addErr(path, ValidateName(name))
+		if ln == nil || ln.Address == "" {
+			l.add(path+".address", "is required")
+			continue
+		}
+		claim(path+".address", ln.Address)
+		if ln.TLS != nil && (ln.TLS.CertFile == "") != (ln.TLS.KeyFile == "") {
+			l.add(path+".tls", "cert_file and key_file go together (leave both empty for a generated certificate)")
+		}
+	}
+	claim("server.health.address", s.Health.Address)
+	if strings.ContainsRune(s.Admin.Socket, 0) {
+		l.add("server.admin.socket", "must not contain NUL")
+	}
+	s.Limits.validate(l)
+	for i, p := range s.TrustedProxies {
+		if _, err := ParsePrefix(p); err != nil {
+			l.add(fmt.Sprintf("server.trusted_proxies[%d]", i), "%v", err)
+		}
+	}
+}
+
+func validateListenAddress(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q must be a number 0..65535", port)
+	}
+	if host != "" && net.ParseIP(host) == nil && ValidateDomain(host) != nil {
+		return fmt.Errorf("host %q is neither an IP address nor a host name", host)
+	}
+	return nil
+}
+
+func (lim *Limits) validate(l *errorList) {
+	if lim.MaxHeaderBytes != 0 && (lim.MaxHeaderBytes < 1<<10 || lim.MaxHeaderBytes > 1<<20) {
+		l.add("server.limits.max_header_bytes", "must be 1KiB..1MiB")
+	}
+	if lim.ReadHeaderTimeout.Std() > 5*time.Minute {
+		l.add("server.limits.read_header_timeout", "must be at most 5m")
+	}
+	if lim.IdleTimeout.Std() > time.Hour {
+		l.add("server.limits.idle_timeout", "must be at most 1h")
+	}
+	if lim.HTTP2MaxConcurrentStreams > 10000 {
+		l.add("server.limits.http2_max_concurrent_streams", "must be 1..10000")
+	}
+}
+
+// ParsePrefix parses a CIDR or a single address (as a /32 or /128).
+func ParsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR", s)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither an address nor a CIDR", s)
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+func (t *Tenant) validate(l *errorList, path string, budget *regexBudget) {
+	for _, pname := range sortedKeys(t.Pools) {
+		ppath := path + ".pools." + pname
+		l.addErr(ppath, ValidateName(pname))
+		if t.Pools[pname] == nil {
+			l.add(ppath, "is empty")
+			continue
+		}
+		t.Pools[pname].validate(l, ppath)
+	}
+	if t.DefaultRoute != nil {
+		t.validateAction(l, path+".default_route.action", &t.DefaultRoute.Action)
+	}
+	for _, aname := range sortedKeys(t.Applications) {
+		apath := path + ".applications." + aname
+		l.addErr(apath, ValidateName(aname))
+		app := t.Applications[aname]
+		if app == nil {
+			l.add(apath, "is empty")
+			continue
+		}
+		t.validateApplication(l, apath, app, budget)
+	}
+}
+
+func (t *Tenant) validateApplication(l *errorList, path string, app *Application, budget *regexBudget) {
+	if len(app.Domains) == 0 {
+		l.add(path+".domains", "at least one domain is required")
+	}
+	seen := map[string]bool{}
+	for i, d := range app.Domains {
+		dpath := fmt.Sprintf("%s.domains[%d]", path, i)
+		if seen[d] {
+			l.add(dpath, "%s is listed twice", d)
+		}
+		seen[d] = true
+		if d != "*" {
+			l.addErr(dpath, ValidateDomain(d))
+		}
+	}
+	if app.TLS != nil {
+		if app.TLS.CertFile == "" || app.TLS.KeyFile == "" {
+			l.add(path+".tls", "cert_file and key_file are required")
+		}
+		if len(app.Domains) == 1 && app.Domains[0] == "*" {
+			l.add(path+".tls", "the catch-all application has no name to match a certificate to; set the listener's default certificate instead")
+		}
+	}
+	firstWithMatch := map[string]int{}
+	for i, r := range app.Routes {
+		rpath := fmt.Sprintf("%s.routes[%d]", path, i)
+		if r == nil {
+			l.add(rpath, "is empty")
+			continue
+		}
+		key := r.Match.key()
+		if first, dup := firstWithMatch[key]; dup {
+			l.add(rpath+".match", "the same match as routes[%d]; this route would never be used", first)
+		} else {
+			firstWithMatch[key] = i
+		}
+		r.Match.validate(l, rpath+".match", budget)
+		t.validateAction(l, rpath+".action", &r.Action)
+		if len(r.Name) > MaxValueLength || strings.ContainsAny(r.Name, "\r\n\x00") {
+			l.add(rpath+".name", "must be at most %d bytes without control characters", MaxValueLength)
+		}
+	}
+	if app.DefaultRoute != nil {
+		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
+	}
+}
+
+func (m *Match) validate(l *errorList, path string, budget *regexBudget) {
+	p := m.Path
+	set := 0
+	for _, v := range []string{p.Exact, p.Prefix, p.Regex} {
+		if v != "" {
+			set++
+		}
+	}
+	switch {
+	case set != 1:
+		l.add(path+".path", "exactly one of exact, prefix and regex is required")
+	case p.Exact != "":
+		l.addErr(path+".path.exact", ValidateRoutePath(p.Exact))
+	case p.Prefix != "":
+		l.addErr(path+".path.prefix", ValidateRoutePath(p.Prefix))
+	default:
+		if _, err := CompilePathRegex(p.Regex); err != nil {
+			l.add(path+".path.regex", "%v", err)
+		} else if err := budget.spend(p.Regex); err != nil {
+			l.add(path+".path.regex", "%v", err)
+		}
+	}
+	for i, h := range m.Headers {
+		hpath := fmt.Sprintf("%s.headers[%d]", path, i)
+		l.addErr(hpath+".name", ValidateHeaderName(h.Name))
+		validateValueMatch(l, hpath, h.Exact, h.Regex)
+	}
+	for i, c := range m.Cookies {
+		cpath := fmt.Sprintf("%s.cookies[%d]", path, i)
+		l.addErr(cpath+".name", ValidateCookieName(c.Name))
+		validateValueMatch(l, cpath, c.Exact, c.Regex)
+	}
+}
+
+// key identifies what a match selects: two routes with the same key select
+// the same requests. Prefixes with and without a trailing slash are the
+// same; the order of header and cookie matchers does not matter.
+func (m *Match) key() string {
+	var parts []string
+	for _, h := range m.Headers {
+		parts = append(parts, fmt.Sprintf("h:%s:%q:%q", strings.ToLower(h.Name), h.Exact, h.Regex))
+	}
+	for _, c := range m.Cookies {
+		parts = append(parts, fmt.Sprintf("c:%s:%q:%q", c.Name, c.Exact, c.Regex))
+	}
+	slices.Sort(parts)
+	p := m.Path
+	path := fmt.Sprintf("e:%q r:%q p:%q", p.Exact, p.Regex, strings.TrimRight(p.Prefix, "/"))
+	if p.Prefix != "" {
+		path += " prefix"
+	}
+	return path + " " + strings.Join(parts, " ")
+}
+
+func validateValueMatch(l *errorList, path, exact, re string) {
+	if exact != "" && re != "" {
+		l.add(path, "exact and regex exclude each other")
+	}
+	l.addErr(path+".exact", ValidateHeaderValue(exact))
+	if re != "" {
+		if _, err := CompileValueRegex(re); err != nil {
+			l.add(path+".regex", "%v", err)
+		}
+	}
+}
+
+func (t *Tenant) validateAction(l *errorList, path string, a *Action) {
+	set := 0
+	if a.Pool != "" {
+		set++
+	}
+	if len(a.Pools) > 0 {
+		set++
+	}
+	if a.Redirect != nil {
+		set++
+	}
+	if a.Respond != nil {
+		set++
+	}
+	if set != 1 {
+		l.add(path, "exactly one of pool, pools, redirect and respond is required")
+		return
+	}
+	switch {
+	case a.Pool != "":
+		t.checkPoolRef(l, path+".pool", a.Pool)
+	case len(a.Pools) > 0:
+		var total uint64
+		for i, wp := range a.Pools {
+			t.checkPoolRef(l, fmt.Sprintf("%s.pools[%d].pool", path, i), wp.Pool)
+			if wp.Weight > 1_000_000 {
+				l.add(fmt.Sprintf("%s.pools[%d].weight", path, i), "must be 0..1000000")
+			}
+			total += uint64(wp.Weight)
+		}
+		if total == 0 {
+			l.add(path+".pools", "at least one weight must be above 0")
+		}
+	case a.Redirect != nil:
+		a.Redirect.validate(l, path+".redirect")
+	default:
+		a.Respond.validate(l, path+".respond")
+	}
+}
+
+func (t *Tenant) checkPoolRef(l *errorList, path, name string) {
+	if _, ok := t.Pools[name]; !ok {
+		l.add(path, "no pool %q in this tenant", name)
+	}
+}
+
+func (r *Redirect) validate(l *errorList, path string) {
+	if r.URL == "" {
+		l.add(path+".url", "is required")
+	} else {
+		l.addErr(path+".url", ValidateHeaderValue(r.URL))
+	}
+	switch r.Code {
+	case 0, 301, 302, 303, 307, 308:
+	default:
+		l.add(path+".code", "must be 301, 302, 303, 307 or 308")
+	}
+}
+
+func (r *Respond) validate(l *errorList, path string) {
+	if r.Status < 200 || r.Status > 599 {
+		l.add(path+".status", "must be 200..599")
+	}
+	l.addErr(path+".content_type", ValidateHeaderValue(r.ContentType))
+	if len(r.Body) > MaxRespondBody {
+		l.add(path+".body", "must be at most %d bytes", MaxRespondBody)
+	}
+}
+
+func (p *Pool) validate(l *errorList, path string) {
+	switch p.Scheme {
+	case "", SchemeHTTP, SchemeHTTPS, SchemeH2C, SchemeH2:
+	default:
+		l.add(path+".scheme", "must be http, https, h2c or h2")
+	}
+	if p.TLS != nil {
+		if !p.Scheme.UsesTLS() {
+			l.add(path+".tls", "only applies to the schemes https and h2")
+		}
+		if p.TLS.ServerName != "" {
+			if net.ParseIP(p.TLS.ServerName) == nil {
+				l.addErr(path+".tls.server_name", ValidateDomain(p.TLS.ServerName))
+			}
+		}
+	}
+	switch p.MembersFrom {
+	case "", MembersStatic, MembersAPI:
+	default:
+		l.add(path+".members_from", "must be static or api")
+	}
+	l.addMembers(path+".members", p.Members)
+	p.validateBalance(l, path)
+	if p.Retries != nil && (*p.Retries < 0 || *p.Retries > MaxRetries) {
+		l.add(path+".retries", "must be 0..%d", MaxRetries)
+	}
+	if p.ConnectTimeout.Std() > 5*time.Minute {
+		l.add(path+".connect_timeout", "must be at most 5m")
+	}
+	if p.ResponseTimeout.Std() > 24*time.Hour {
+		l.add(path+".response_timeout", "must be at most 24h")
+	}
+}
+
+// addMembers validates a member list: addresses host:port, no duplicates,
+// weights 1..1000 (0 meaning 1).
+func (l *errorList) addMembers(path string, members []Member) {
+	seen := map[string]bool{}
+	for i, m := range members {
+		mpath := fmt.Sprintf("%s[%d]", path, i)
+		if err := ValidateMemberAddress(m.Address); err != nil {
+			l.add(mpath+".address", "%v", err)
+		} else if seen[m.Address] {
+			l.add(mpath+".address", "%s is listed twice", m.Address)
+		}
+		seen[m.Address] = true
+		if m.Weight > MaxMemberWeight {
+			l.add(mpath+".weight", "must be 1..%d", MaxMemberWeight)
+		}
+	}
+}
+
+// ValidateMembers checks a member list as PUT /v1/upstreams/{pool} receives
+// it, with the same rules as the file.
+func ValidateMembers(members []Member) error {
+	var l errorList
+	l.addMembers("members", members)
+	return l.result()
+}
+
+func (p *Pool) validateBalance(l *errorList, path string) {
+	switch p.Balance {
+	case "", BalanceRoundRobin, BalanceLeastConn:
+		if p.Hash != nil {
+			l.add(path+".hash", "only applies to balance: hash")
+		}
+		return
+	case BalanceHash:
+	default:
+		l.add(path+".balance", "must be round_robin, least_conn or hash")
+		return
+	}
+	h := p.Hash
+	if h == nil {
+		l.add(path+".hash", "is required with balance: hash")
+		return
+	}
+	switch h.By {
+	case HashByClientIP:
+	case HashByHeader:
+		l.addErr(path+".hash.header", ValidateHeaderName(h.Header))
+	case HashByCookie:
+	default:
+		l.add(path+".hash.by", "must be client_ip, header or cookie")
+	}
+	if h.By != HashByHeader && h.Header != "" {
+		l.add(path+".hash.header", "only applies to by: header")
+	}
+	if h.Cookie != nil {
+		if h.By != HashByCookie {
+			l.add(path+".hash.cookie", "only applies to by: cookie")
+		}
+		h.Cookie.validate(l, path+".hash.cookie")
+	}
+}
+
+func (c *AffinityCookie) validate(l *errorList, path string) {
+	if c.Name != "" {
+		l.addErr(path+".name", ValidateCookieName(c.Name))
+	}
+	if c.Path != "" && (!strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, ";\r\n\x00 ")) {
+		l.add(path+".path", "must start with / and hold no ';', spaces or control characters")
+	}
+	if c.Domain != "" && ValidateDomain(strings.TrimPrefix(c.Domain, ".")) != nil {
+		l.add(path+".domain", "%q is not a domain", c.Domain)
+	}
+	switch c.SameSite {
+	case "", "Lax", "Strict", "None":
+	default:
+		l.add(path+".same_site", "must be Lax, Strict or None")
+	}
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// ValidateName checks the name of a tenant, application, pool or listener:
+// letters, digits, '_', '.', '-', starting with a letter or digit, at most
+// 63 characters.
+func ValidateName(name string) error {
+	if len(name) > MaxNameLength || !nameRE.MatchString(name) {
+		return fmt.Errorf("name %q must be 1..%d letters, digits, '_', '.' or '-', starting with a letter or digit", name, MaxNameLength)
+	}
+	return nil
+}
+
+// ValidateDomain checks an exact domain or a wildcard of one left-most label
+// ("*.example.com"): lower-case DNS labels, no port, no trailing dot.
+func ValidateDomain(d string) error {
+	name := d
+	if rest, ok := strings.CutPrefix(d, "*."); ok {
+		name = rest
+	}
+	if name == "" || len(name) > 253 {
+		return fmt.Errorf("%q is not a domain name", d)
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if err := validateLabel(label); err != nil {
+			return fmt.Errorf("%q is not a domain name: %v", d, err)
+		}
+	}
+	return nil
+}
+
+func validateLabel(label string) error {
+	if label == "" || len(label) > 63 {
+		return fmt.Errorf("labels are 1..63 characters")
+	}
+	for i := 0; i < len(label); i++ {
+		c := label[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '-' && i > 0 && i < len(label)-1:
+		case c >= 'A' && c <= 'Z':
+			return fmt.Errorf("must be lower case")
+		case c == '*':
+			return fmt.Errorf("'*' may only be the whole left-most label")
+		case c == ':':
+			return fmt.Errorf("must not hold a port")
+		default:
+			return fmt.Errorf("character %q is not allowed", c)
+		}
+	}
+	return nil
+}
+
+// ValidateRoutePath checks an exact or prefix path: it starts with "/", is
+// in normalised form (no "//", "." or ".." segments, since requests are
+// matched after normalisation) and holds no '?', '#' or control characters.
+func ValidateRoutePath(p string) error {
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("must start with /")
+	}
+	if len(p) > MaxValueLength {
+		return fmt.Errorf("must be at most %d bytes", MaxValueLength)
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == 0x7f || c == '?' || c == '#' {
+			return fmt.Errorf("must not hold '?', '#' or control characters")
+		}
+	}
+	if strings.Contains(p, "//") {
+		return fmt.Errorf("must not hold //; requests are matched with repeated slashes merged")
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return fmt.Errorf("must not hold . or .. segments; requests are matched with them resolved")
+		}
+	}
+	return nil
+}
+
+// ValidateHeaderName checks an HTTP header (field) name: a non-empty token.
+func ValidateHeaderName(name string) error {
+	if name == "" {
+		return fmt.Errorf("is required")
+	}
+	for i := 0; i < len(name); i++ {
+		if !isTokenChar(name[i]) {
+			return fmt.Errorf("%q is not a valid header name", name)
+		}
+	}
+	return nil
+}
+
+// ValidateCookieName checks a cookie name: a non-empty token.
+func ValidateCookieName(name string) error {
+	if err := ValidateHeaderName(name); err != nil {
+		return fmt.Errorf("%q is not a valid cookie name", name)
+	}
+	return nil
+}
+
+// ValidateHeaderValue checks a value written into a header: no CR, LF, NUL
+// or other control characters except tab, at most 4096 bytes.
+func ValidateHeaderValue(v string) error {
+	if len(v) > MaxValueLength {
+		return fmt.Errorf("must be at most %d bytes", MaxValueLength)
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return fmt.Errorf("must not hold control characters (CR, LF, NUL, ...)")
+		}
+	}
+	return nil
+}
+
+func isTokenChar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+// ValidateMemberAddress checks host:port with a port 1..65535. The host is
+// an IP address (IPv6 in brackets) or a DNS name resolved at connect time.
+func ValidateMemberAddress(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: port must be 1..65535", addr)
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" {
+			return fmt.Errorf("%q: zoned addresses are not supported", addr)
+		}
+		return nil
+	}
+	if err := ValidateDomain(strings.ToLower(host)); err != nil || strings.HasPrefix(host, "*") {
+		return fmt.Errorf("%q: host is neither an IP address nor a DNS name", addr)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,261 @@
+// Package daemon is ramjetd: it loads the configuration, compiles it into
+// an immutable generation, serves the listeners, the health listener and the
+// admin API, swaps generations on reload without touching a connection, and
+// drains on shutdown.
+package daemon
+
+import (
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/ramjet-dev/ramjet/dataplane/admin"
+	"github.com/ramjet-dev/ramjet/dataplane/certs"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+	"github.com/ramjet-dev/ramjet/dataplane/metrics"
+	"github.com/ramjet-dev/ramjet/dataplane/proxy"
+	"github.com/ramjet-dev/ramjet/dataplane/upstream"
+)
+
+// Defaults of Options.
+const (
+	DefaultDrainDelay      = 5 * time.Second
+	DefaultShutdownTimeout = 30 * time.Second
+)
+
+// Options configure a Daemon.
+type Options struct {
+	// ConfigPath is the configuration file, read at start and on every
+	// reload.
+	ConfigPath string
+	// DrainDelay is how long the daemon keeps serving after a shutdown
+	// begins, with /readyz failing, so that load balancers stop sending.
+	DrainDelay time.Duration
+	// ShutdownTimeout bounds the wait for requests in flight once the
+	// listeners are closed.
+	ShutdownTimeout time.Duration
+	// Log receives the daemon's logs; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// Daemon is one ramjetd process's serving state.
+type Daemon struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics.Metrics
+	state   *upstream.State
+	conns   *proxy.ConnTracker
+
+	proxyOptions proxy.Options
+	fakeCert     *tls.Certificate
+
+	// exchanges and recorders lend the per-request objects.
+	exchanges sync.Pool
+	recorders sync.Pool
+
+	current atomic.Pointer[generation]
+	ready   atomic.Bool
+	// adminMu serialises reloads and member updates.
+	adminMu sync.Mutex
+	// started is the server section the process started with; the parts
+	// that bind sockets cannot change on reload.
+	started *config.Server
+
+	servers   []*namedServer
+	health    *http.Server
+	adminSrv  *http.Server
+	socket    string
+	bound     map[string]string
+	serveErrs chan error
+}
+
+type namedServer struct {
+	name   string
+	server *http.Server
+	ln     net.Listener
+}
+
+// New loads and compiles the configuration file. It binds nothing; Start
+// does.
+func New(opts Options) (*Daemon, error) {
+	if opts.DrainDelay == 0 {
+		opts.DrainDelay = DefaultDrainDelay
+	}
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	d := &Daemon{
+		opts:    opts,
+		log:     opts.Log,
+		metrics: metrics.New(),
+		state:   upstream.NewState(),
+		conns:   proxy.NewConnTracker(),
+		bound:   map[string]string{},
+	}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	d.exchanges.New = func() any { return new(exchange.Request) }
+	d.recorders.New = func() any { return new(recorder) }
+	d.proxyOptions = proxy.Options{Buffers: proxy.NewBufferPool(), Conns: d.conns, Log: d.log}
+	d.metrics.WatchUpstreams(d.state.Pools)
+	fake, err := certs.SelfSigned(certs.FakeCommonName, "ingress.local")
+	if err != nil {
+		return nil, fmt.Errorf("generating the default certificate: %w", err)
+	}
+	d.fakeCert = fake
+	if _, err := d.load(); err != nil {
+		return nil, err
+	}
+	d.started = &d.current.Load().config.Server
+	return d, nil
+}
+
+// Check reads, validates and compiles a configuration file exactly as a
+// load would, without serving it: `ramjetd validate`.
+func Check(path string) error {
+	d := &Daemon{metrics: metrics.New(), state: upstream.NewState(), log: slog.Default()}
+	fake, err := certs.SelfSigned(certs.FakeCommonName)
+	if err != nil {
+		return err
+	}
+	d.fakeCert = fake
+	cfg, raw, err := config.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	_, err = d.compile(cfg, raw)
+	return err
+}
+
+// Reload loads the configuration file again; the admin API calls it. A
+// refused file is an *admin.ConfigError and changes nothing that serves.
+func (d *Daemon) Reload() (uint64, error) {
+	d.adminMu.Lock()
+	defer d.adminMu.Unlock()
+	return d.load()
+}
+
+// load reads, compiles and swaps in the configuration file.
+func (d *Daemon) load() (uint64, error) {
+	cfg, raw, err := config.ReadFile(d.opts.ConfigPath)
+	if err == nil {
+		var gen *generation
+		if gen, err = d.compile(cfg, raw); err == nil {
+			return d.swap(gen), nil
+		}
+	}
+	d.metrics.ReloadFailures.Inc()
+	d.log.Warn("configuration refused; the previous one keeps serving", "file", d.opts.ConfigPath, "error", err)
+	return 0, &admin.ConfigError{Problems: problems(err)}
+}
+
+// swap makes gen the serving generation. Requests already running finish
+// on the generation they started with.
+func (d *Daemon) swap(gen *generation) uint64 {
+	old := d.current.Load()
+	gen.number = 1
+	if old != nil {
+		gen.number = old.number + 1
+	}
+	d.current.Store(gen)
+	d.state.Commit(gen.pools)
+	d.metrics.Forget(applicationsOf(old), applicationsOf(gen), poolsOf(old), poolsOf(gen))
+	d.metrics.Reloads.Inc()
+	d.metrics.Generation.Set(float64(gen.number))
+	d.metrics.LastReload.Set(float64(gen.loaded.Unix()))
+	d.log.Info("configuration loaded", "generation", gen.number, "digest", gen.digest[:12], "pools", len(gen.pools))
+	return gen.number
+}
+
+// SetMembers replaces the members of an api pool without a reload.
+func (d *Daemon) SetMembers(pool string, members []config.Member) error {
+	d.adminMu.Lock()
+	defer d.adminMu.Unlock()
+	err := d.state.SetMembers(pool, members)
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	d.metrics.MemberUpdates.WithLabelValues(result).Inc()
+	return err
+}
+
+// defaultCertificate is a TLS listener's default certificate: its files,
+// or the certificate generated at start.
+func (d *Daemon) defaultCertificate(t *config.ListenerTLS) (*tls.Certificate, error) {
+	if t.CertFile == "" {
+		return d.fakeCert, nil
+	}
+	return certs.LoadFiles(t.CertFile, t.KeyFile)
+}
+
+// problems lists the messages of a load error.
+func problems(err error) []string {
+	var list []string
+	for _, e := range config.Errors(err) {
+		list = append(list, e.Error())
+	}
+	return list
+}
+
+func joinErrors(errs []error) error {
+	return &multierror.Error{Errors: errs, ErrorFormat: config.ListFormat}
+}
+
+// fixedDifference names the first part of the server section that differs
+// in a way only a restart can apply, or returns "".
+func fixedDifference(started, next *config.Server) string {
+	switch {
+	case !sameListeners(started.Listeners, next.Listeners):
+		return "the set of listeners and their addresses (server.listeners)"
+	case started.Health != next.Health:
+		return "the health listener (server.health)"
+	case started.Admin != next.Admin:
+		return "the admin socket (server.admin)"
+	case !reflect.DeepEqual(serverLimits(started.Limits), serverLimits(next.Limits)):
+		return "the connection limits (server.limits other than max_request_body_bytes)"
+	}
+	return ""
+}
+
+func sameListeners(a, b map[string]*config.Listener) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, la := range a {
+		lb := b[name]
+		if lb == nil || la.Address != lb.Address || (la.TLS == nil) != (lb.TLS == nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// serverLimits are the limits the http.Servers hold; the request body limit
+// is applied per route and may change.
+func serverLimits(l config.Limits) config.Limits {
+	l.MaxRequestBodyBytes = 0
+	return l
+}
+
+// isReady reports whether the daemon serves a configuration and is not
+// draining.
+func (d *Daemon) isReady() bool { return d.ready.Load() }
+
+// removeSocket removes the admin socket file when it is still ours.
+func (d *Daemon) removeSocket() {
+	if d.socket != "" {
+		os.Remove(d.socket)
+	}
+}

@@ -1,0 +1,238 @@
+package daemon
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ramjet-dev/ramjet/dataplane/admin"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/listener"
+)
+
+// Start binds the admin socket, the listeners and the health listener and
+// serves them in the background. Readiness turns on once all are bound.
+func (d *Daemon) Start() error {
+	d.serveErrs = make(chan error, len(d.started.Listeners)+2)
+	if err := d.startAdmin(); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(d.started.Listeners) {
+		if err := d.startListener(name, d.started.Listeners[name]); err != nil {
+			d.closeAll()
+			return err
+		}
+	}
+	if err := d.startHealth(); err != nil {
+		d.closeAll()
+		return err
+	}
+	d.ready.Store(true)
+	return nil
+}
+
+// Run starts the daemon and serves until ctx is done (SIGTERM in ramjetd),
+// then shuts down gracefully.
+func (d *Daemon) Run(ctx context.Context) error {
+	if err := d.Start(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		d.Shutdown()
+		return nil
+	case err := <-d.serveErrs:
+		d.closeAll()
+		return err
+	}
+}
+
+// Shutdown drains: /readyz fails at once while serving goes on for the
+// drain delay, then the listeners close and requests in flight get up to
+// the shutdown timeout; upgraded connections still open then are closed.
+func (d *Daemon) Shutdown() {
+	d.ready.Store(false)
+	d.log.Info("shutting down: readiness off, still serving", "drain_delay", d.opts.DrainDelay)
+	time.Sleep(d.opts.DrainDelay)
+	ctx, cancel := context.WithTimeout(context.Background(), d.opts.ShutdownTimeout)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		for _, s := range d.servers {
+			s.server.Shutdown(ctx)
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	for _, s := range d.servers {
+		s.server.Close()
+	}
+	d.conns.CloseAll()
+	d.closeAll()
+	d.log.Info("stopped")
+}
+
+// closeAll closes everything without waiting.
+func (d *Daemon) closeAll() {
+	for _, s := range d.servers {
+		s.server.Close()
+	}
+	if d.health != nil {
+		d.health.Close()
+	}
+	if d.adminSrv != nil {
+		d.adminSrv.Close()
+	}
+	d.removeSocket()
+}
+
+func (d *Daemon) serve(name string, srv *http.Server, ln net.Listener) {
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			d.serveErrs <- fmt.Errorf("%s: %w", name, err)
+		}
+	}()
+}
+
+func (d *Daemon) startAdmin() error {
+	path := d.started.Admin.Socket
+	if path == "" {
+		return nil
+	}
+	ln, err := admin.Listen(path)
+	if err != nil {
+		return fmt.Errorf("server.admin.socket: %w", err)
+	}
+	d.socket = path
+	d.adminSrv = admin.NewServer(d)
+	d.serve("admin", d.adminSrv, ln)
+	return nil
+}
+
+func (d *Daemon) startListener(name string, cfg *config.Listener) error {
+	lim := d.started.Limits
+	maxHeader := int(lim.MaxHeaderBytes.Or(config.DefaultMaxHeaderBytes))
+	inner, err := net.Listen("tcp", cfg.Address)
+	if err != nil {
+		return fmt.Errorf("server.listeners.%s: %w", name, err)
+	}
+	_, port, _ := net.SplitHostPort(inner.Addr().String())
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	ln := listener.Plain(inner, maxHeader)
+	if cfg.TLS != nil {
+		protocols.SetHTTP2(true)
+		tlsConfig := &tls.Config{
+			MinVersion:     tls.VersionTLS12,
+			NextProtos:     []string{"h2", "http/1.1"},
+			GetCertificate: d.certificateFor(name),
+		}
+		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), maxHeader)
+	}
+	srv := &http.Server{
+		Handler:           &entry{d: d, tls: cfg.TLS != nil, port: port},
+		ReadHeaderTimeout: lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout),
+		IdleTimeout:       lim.IdleTimeout.Or(config.DefaultIdleTimeout),
+		MaxHeaderBytes:    maxHeader,
+		ConnContext:       listener.ConnContext,
+		Protocols:         protocols,
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams: int(orUint32(lim.HTTP2MaxConcurrentStreams, config.DefaultHTTP2MaxConcurrentStreams)),
+		},
+		ErrorLog: quietLog(d.log),
+	}
+	d.servers = append(d.servers, &namedServer{name: name, server: srv, ln: ln})
+	d.bound[name] = inner.Addr().String()
+	d.serve("listener "+name, srv, ln)
+	return nil
+}
+
+// certificateFor chooses certificates from the serving generation's store
+// of the listener, so a reload changes certificates without a restart.
+func (d *Daemon) certificateFor(listenerName string) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+		return d.current.Load().certs[listenerName].GetCertificate(hello)
+	}
+}
+
+func (d *Daemon) startHealth() error {
+	addr := d.started.Health.Address
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server.health.address: %w", err)
+	}
+	d.bound["health"] = ln.Addr().String()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !d.isReady() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("ready\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "the health listener serves /healthz, /readyz and /metrics only", http.StatusNotFound)
+	})
+	d.health = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute, ErrorLog: quietLog(d.log)}
+	d.serve("health", d.health, ln)
+	return nil
+}
+
+// Status describes what is serving; the admin API shows it.
+func (d *Daemon) Status() admin.Status {
+	gen := d.current.Load()
+	listeners := make(map[string]string, len(d.bound))
+	for k, v := range d.bound {
+		listeners[k] = v
+	}
+	return admin.Status{
+		Generation:   gen.number,
+		ConfigDigest: gen.digest,
+		LoadedAt:     gen.loaded,
+		Ready:        d.isReady(),
+		Listeners:    listeners,
+	}
+}
+
+// quietLog sends net/http's server errors to slog at debug level: they are
+// about clients (TLS handshakes, broken connections), not about ramjetd. A
+// recovered panic is a bug of ours and is logged as an error.
+func quietLog(l *slog.Logger) *log.Logger {
+	return log.New(logWriter{l}, "", 0)
+}
+
+type logWriter struct{ l *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	if strings.Contains(msg, ": panic serving ") {
+		w.l.Error("http server: recovered from a panic", "message", msg)
+	} else {
+		w.l.Debug("http server", "message", msg)
+	}
+	return len(p), nil
+}
+
+func orUint32(v, def uint32) uint32 {
+	if v == 0 {
+		return def
+	}
+	return v
+}

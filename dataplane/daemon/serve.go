@@ -1,0 +1,171 @@
+package daemon
+
+import (
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+	"github.com/ramjet-dev/ramjet/dataplane/listener"
+	"github.com/ramjet-dev/ramjet/dataplane/metrics"
+	"github.com/ramjet-dev/ramjet/dataplane/router"
+)
+
+// entry is the http.Handler of one listener: it reads the serving
+// generation once, routes the request and runs the route's chain.
+type entry struct {
+	d    *Daemon
+	tls  bool
+	port string
+}
+
+func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if g := listener.FromContext(r.Context()); g != nil {
+		if err := g.Verdict(); err != nil {
+			w.Header().Set("Connection", "close")
+			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	if r.Method == http.MethodConnect {
+		http.Error(w, "Method Not Allowed: ramjetd is not a forward proxy", http.StatusMethodNotAllowed)
+		return
+	}
+	path, err := router.NormalizePath(r.URL.Path)
+	if err != nil {
+		http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	gen := e.d.current.Load()
+	rt, captures, ok := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
+	if !ok {
+		rt = notFoundHost
+	}
+	x := e.d.exchanges.Get().(*exchange.Request)
+	e.fill(x, gen, r, path, captures)
+	rec := e.d.recorders.Get().(*recorder)
+	rec.ResponseWriter = w
+	start := time.Now()
+	e.d.metrics.InFlight.Inc()
+	defer e.finish(rt, x, rec, start)
+	rt.handler.Serve(rec, x)
+}
+
+// finish accounts for a request, also one that ended in a panic (an aborted
+// response), and returns the per-request objects to their pools.
+func (e *entry) finish(rt *route, x *exchange.Request, rec *recorder, start time.Time) {
+	e.d.metrics.InFlight.Dec()
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if rt.app.requests != nil {
+		rt.app.requests[metrics.ClassIndex(status)].Inc()
+	}
+	if e.d.current.Load().config.Server.AccessLog {
+		e.d.log.Info("request", "method", x.HTTP.Method, "host", x.HTTP.Host, "path", x.HTTP.URL.Path,
+			"status", status, "bytes", rec.written, "duration", time.Since(start),
+			"client", x.ClientIP, "tenant", rt.app.tenant, "application", rt.app.name)
+	}
+	x.Reset()
+	e.d.exchanges.Put(x)
+	*rec = recorder{}
+	e.d.recorders.Put(rec)
+}
+
+func (e *entry) fill(x *exchange.Request, gen *generation, r *http.Request, path string, captures []string) {
+	x.HTTP = r
+	x.Path = path
+	x.Captures = captures
+	x.TLS = e.tls
+	x.Port = e.port
+	x.Scheme = "http"
+	if e.tls {
+		x.Scheme = "https"
+	}
+	if ap, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		x.Peer = ap.Addr().Unmap()
+	}
+	x.ClientIP = x.Peer
+	x.PeerTrusted = contains(gen.trusted, x.Peer)
+	if !x.PeerTrusted {
+		return
+	}
+	x.ClientIP = clientFromForwardedFor(r.Header["X-Forwarded-For"], gen.trusted, x.Peer)
+	switch proto := r.Header.Get("X-Forwarded-Proto"); proto {
+	case "http", "https":
+		x.Scheme = proto
+	}
+}
+
+func contains(prefixes []netip.Prefix, addr netip.Addr) bool {
+	for _, p := range prefixes {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientFromForwardedFor returns the right-most address of X-Forwarded-For
+// that is not a trusted proxy (every hop after it is one we trust), the
+// left-most when all are trusted, or fallback when the header holds none.
+func clientFromForwardedFor(values []string, trusted []netip.Prefix, fallback netip.Addr) netip.Addr {
+	client := fallback
+	for i := len(values) - 1; i >= 0; i-- {
+		list := values[i]
+		for list != "" {
+			var item string
+			if j := strings.LastIndexByte(list, ','); j >= 0 {
+				item, list = list[j+1:], list[:j]
+			} else {
+				item, list = list, ""
+			}
+			addr, err := netip.ParseAddr(strings.TrimSpace(item))
+			if err != nil {
+				return client
+			}
+			client = addr.Unmap()
+			if !contains(trusted, client) {
+				return client
+			}
+		}
+	}
+	return client
+}
+
+// recorder is the ResponseWriter handlers see: it remembers the status and
+// the bytes written, and lets http.ResponseController reach the server's
+// writer (flushes, hijacking).
+type recorder struct {
+	http.ResponseWriter
+	status  int
+	written int64
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 && code >= 200 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(p)
+	r.written += int64(n)
+	return n, err
+}
+
+// Flush sends buffered data to the client.
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap returns the server's ResponseWriter.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,158 @@
+// Package listener accepts the data plane's client connections and watches
+// the framing of HTTP/1.x requests on them.
+//
+// Ramjet refuses requests whose framing is ambiguous (Content-Length together
+// with Transfer-Encoding, several differing Content-Length values, a
+// Transfer-Encoding other than chunked, obsolete line folding), because a
+// front proxy that reads such a request differently from Ramjet could smuggle
+// a second request past it. net/http accepts some of these: given both
+// Content-Length and Transfer-Encoding it silently drops Content-Length, and
+// a handler cannot tell that it happened. A Guard therefore sits below the
+// server, follows the raw bytes of each HTTP/1.x connection, and gives the
+// handler a verdict for each request. HTTP/2 has no such ambiguity; its
+// connections are not watched.
+//
+// Plain and TLS return listeners whose connections are Guards (TLS returns
+// HTTP/2 connections unwrapped). Serve them with an http.Server whose
+// ConnContext is ConnContext, and in the handler:
+//
+//	if err := listener.FromContext(r.Context()).Verdict(); err != nil {
+//		// answer 400 with Connection: close
+//	}
+package listener
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// defaultMaxHead is the head limit of net/http's default server:
+// DefaultMaxHeaderBytes plus the 4096 bytes it reads beyond it.
+const defaultMaxHead = 1<<20 + 4096
+
+// Guard is a net.Conn that passes an HTTP/1.x request stream through
+// unchanged while following where each request begins and ends, and keeps a
+// verdict on the framing of each request for Verdict.
+type Guard struct {
+	conn  net.Conn
+	tls   *tls.ConnectionState
+	t     tracker
+	asked atomic.Uint64 // Verdict calls so far
+}
+
+// NewGuard wraps c, which must carry plaintext HTTP/1.x (a TCP connection or
+// a TLS connection after its handshake). A request head longer than
+// maxHeadBytes (net/http allows its Server.MaxHeaderBytes plus 4096; zero or
+// less means net/http's default) is not followed: Verdict refuses that
+// request and every later one.
+func NewGuard(c net.Conn, maxHeadBytes int) *Guard {
+	if maxHeadBytes <= 0 {
+		maxHeadBytes = defaultMaxHead
+	}
+	g := &Guard{conn: c}
+	g.t.max = maxHeadBytes
+	return g
+}
+
+// Read reads from the wrapped connection and follows the bytes read.
+func (g *Guard) Read(p []byte) (int, error) {
+	n, err := g.conn.Read(p)
+	g.t.feed(p[:n])
+	return n, err
+}
+
+// Verdict returns nil when the next request on the connection has
+// unambiguous framing (or is not followed: HTTP/2, or after a CONNECT or
+// Upgrade request), else an error wrapping ErrAmbiguousFraming that names the
+// problem. The handler calls it exactly once per request, in order; after an
+// error it must close the connection. Verdict of a nil Guard is nil.
+func (g *Guard) Verdict() error {
+	if g == nil {
+		return nil
+	}
+	return g.t.verdict(g.asked.Add(1) - 1)
+}
+
+// TLS returns the state of the TLS handshake, or nil for a plain connection.
+func (g *Guard) TLS() *tls.ConnectionState {
+	return g.tls
+}
+
+// Write writes to the wrapped connection.
+func (g *Guard) Write(p []byte) (int, error) {
+	return g.conn.Write(p)
+}
+
+// Close closes the wrapped connection.
+func (g *Guard) Close() error {
+	return g.conn.Close()
+}
+
+// CloseWrite shuts down the writing side of the wrapped connection if it can
+// (TCP and TLS connections can); net/http calls it before closing a
+// connection it refused a request on.
+func (g *Guard) CloseWrite() error {
+	if c, ok := g.conn.(interface{ CloseWrite() error }); ok {
+		return c.CloseWrite()
+	}
+	return errors.New("listener: connection cannot close its writing side")
+}
+
+// LocalAddr returns the local address of the wrapped connection.
+func (g *Guard) LocalAddr() net.Addr {
+	return g.conn.LocalAddr()
+}
+
+// RemoteAddr returns the remote address of the wrapped connection.
+func (g *Guard) RemoteAddr() net.Addr {
+	return g.conn.RemoteAddr()
+}
+
+// SetDeadline sets the read and write deadlines of the wrapped connection.
+func (g *Guard) SetDeadline(t time.Time) error {
+	return g.conn.SetDeadline(t)
+}
+
+// SetReadDeadline sets the read deadline of the wrapped connection.
+func (g *Guard) SetReadDeadline(t time.Time) error {
+	return g.conn.SetReadDeadline(t)
+}
+
+// SetWriteDeadline sets the write deadline of the wrapped connection.
+func (g *Guard) SetWriteDeadline(t time.Time) error {
+	return g.conn.SetWriteDeadline(t)
+}
+
+// tlsGuard is a Guard over TLS. Its ConnectionState method makes net/http
+// fill Request.TLS, as it does for a *tls.Conn.
+type tlsGuard struct{ *Guard }
+
+// ConnectionState returns the state of the TLS handshake.
+func (c tlsGuard) ConnectionState() tls.ConnectionState {
+	return *c.tls
+}
+
+type contextKey struct{}
+
+// ConnContext is for http.Server.ConnContext: when c is a connection from
+// Plain or TLS, it returns ctx carrying its Guard for FromContext.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	switch c := c.(type) {
+	case *Guard:
+		return context.WithValue(ctx, contextKey{}, c)
+	case tlsGuard:
+		return context.WithValue(ctx, contextKey{}, c.Guard)
+	}
+	return ctx
+}
+
+// FromContext returns the Guard of the request's connection, or nil when
+// there is none (HTTP/2, or a server without ConnContext).
+func FromContext(ctx context.Context) *Guard {
+	g, _ := ctx.Value(contextKey{}).(*Guard)
+	return g
+}

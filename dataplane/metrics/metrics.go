@@ -1,0 +1,129 @@
+// Package metrics defines ramjetd's Prometheus metrics. A Metrics value owns
+// its registry, so tests and several daemons in one process never share
+// state. Request-path metrics are resolved to their label values when a
+// configuration is compiled, so serving a request costs atomic additions
+// only.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// StatusClasses are the label values of response status classes, indexed
+// by status/100 (0 for anything out of range).
+var StatusClasses = [6]string{"other", "1xx", "2xx", "3xx", "4xx", "5xx"}
+
+// Metrics holds every metric of ramjetd.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	requests        *prometheus.CounterVec
+	upstreamLatency *prometheus.HistogramVec
+
+	// InFlight counts requests being served.
+	InFlight prometheus.Gauge
+	// Reloads and ReloadFailures count configuration loads.
+	Reloads        prometheus.Counter
+	ReloadFailures prometheus.Counter
+	// Generation is the generation of the configuration serving.
+	Generation prometheus.Gauge
+	// LastReload is the Unix time of the last successful load.
+	LastReload prometheus.Gauge
+	// MemberUpdates counts PUT /v1/upstreams/{pool} by result.
+	MemberUpdates *prometheus.CounterVec
+}
+
+// New creates the metrics in a fresh registry, with the Go runtime and
+// process collectors.
+func New() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ramjet_requests_total",
+			Help: "Requests answered, by tenant, application and status class.",
+		}, []string{"tenant", "application", "class"}),
+		upstreamLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ramjet_upstream_response_seconds",
+			Help:    "Time from sending a request to a member to its response head, by pool.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"pool"}),
+		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ramjet_requests_in_flight",
+			Help: "Requests being served.",
+		}),
+		Reloads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ramjet_reloads_total",
+			Help: "Configurations loaded successfully, the first one included.",
+		}),
+		ReloadFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ramjet_reload_failures_total",
+			Help: "Configurations refused; the previous one kept serving.",
+		}),
+		Generation: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ramjet_config_generation",
+			Help: "Generation of the configuration serving.",
+		}),
+		LastReload: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ramjet_config_last_reload_success_timestamp_seconds",
+			Help: "Unix time of the last successful configuration load.",
+		}),
+		MemberUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ramjet_member_updates_total",
+			Help: "Member list updates through the admin API, by result.",
+		}, []string{"result"}),
+	}
+	m.Registry.MustRegister(
+		m.requests, m.upstreamLatency, m.InFlight, m.Reloads, m.ReloadFailures,
+		m.Generation, m.LastReload, m.MemberUpdates,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return m
+}
+
+// RequestCounters returns the request counters of one application, one per
+// status class, indexed like StatusClasses.
+func (m *Metrics) RequestCounters(tenant, application string) *[6]prometheus.Counter {
+	var c [6]prometheus.Counter
+	for i, class := range StatusClasses {
+		c[i] = m.requests.WithLabelValues(tenant, application, class)
+	}
+	return &c
+}
+
+// UpstreamLatency returns the latency histogram of a pool.
+func (m *Metrics) UpstreamLatency(pool string) prometheus.Observer {
+	return m.upstreamLatency.WithLabelValues(pool)
+}
+
+// ClassIndex maps a status code to its index in StatusClasses.
+func ClassIndex(status int) int {
+	if c := status / 100; c >= 1 && c <= 5 {
+		return c
+	}
+	return 0
+}
+
+// Forget deletes the series of applications and pools that the previous
+// generation had and the new one has not, so that metrics do not grow with
+// every name a configuration ever held.
+func (m *Metrics) Forget(oldApps, newApps [][2]string, oldPools, newPools []string) {
+	keep := map[[2]string]bool{}
+	for _, a := range newApps {
+		keep[a] = true
+	}
+	for _, a := range oldApps {
+		if !keep[a] {
+			m.requests.DeletePartialMatch(prometheus.Labels{"tenant": a[0], "application": a[1]})
+		}
+	}
+	keepPool := map[string]bool{}
+	for _, p := range newPools {
+		keepPool[p] = true
+	}
+	for _, p := range oldPools {
+		if !keepPool[p] {
+			m.upstreamLatency.DeleteLabelValues(p)
+		}
+	}
+}

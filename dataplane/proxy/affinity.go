@@ -1,0 +1,65 @@
+package proxy
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/balancer"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+	"github.com/ramjet-dev/ramjet/dataplane/upstream"
+)
+
+// hashKey returns the balancing key of a hash pool and, for cookie affinity
+// without a cookie yet, the Set-Cookie value that makes the next requests
+// of the client stick to the member this one goes to. Without a key (no
+// such header) the request goes to a random point of the ring.
+func hashKey(p *upstream.Pool, x *exchange.Request) (uint64, string) {
+	if p.Balance != config.BalanceHash {
+		return 0, ""
+	}
+	switch p.Hash.By {
+	case config.HashByClientIP:
+		ip := x.ClientIP.As16()
+		return balancer.HashBytes(ip[:]), ""
+	case config.HashByHeader:
+		if v := x.HTTP.Header.Get(p.Hash.Header); v != "" {
+			return balancer.HashKey(v), ""
+		}
+	case config.HashByCookie:
+		if v, ok := exchange.CookieValue(x.HTTP.Header, p.Hash.Cookie.Name); ok && v != "" {
+			return balancer.HashKey(v), ""
+		}
+		value := strconv.FormatUint(rand.Uint64(), 36)
+		return balancer.HashKey(value), affinityCookie(p.Hash.Cookie, value, x.Scheme == "https")
+	}
+	return rand.Uint64(), ""
+}
+
+// affinityCookie renders the session cookie, Secure on HTTPS or when asked,
+// HttpOnly always, as ingress-nginx sets it.
+func affinityCookie(c *config.AffinityCookie, value string, https bool) string {
+	ck := http.Cookie{
+		Name:     c.Name,
+		Value:    value,
+		Path:     c.Path,
+		Domain:   c.Domain,
+		Secure:   c.Secure || https,
+		HttpOnly: true,
+	}
+	if c.MaxAge > 0 {
+		ck.MaxAge = int(c.MaxAge.Std().Seconds())
+		ck.Expires = time.Now().Add(c.MaxAge.Std())
+	}
+	switch c.SameSite {
+	case "Lax":
+		ck.SameSite = http.SameSiteLaxMode
+	case "Strict":
+		ck.SameSite = http.SameSiteStrictMode
+	case "None":
+		ck.SameSite = http.SameSiteNoneMode
+	}
+	return ck.String()
+}

@@ -1,0 +1,163 @@
+package proxy
+
+import (
+	"encoding/hex"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+)
+
+// hopHeaders are the hop-by-hop headers of RFC 9110 §7.6.1 and their
+// historical companions; they are never forwarded in either direction.
+var hopHeaders = []string{
+	"Connection",
+	"Proxy-Connection",
+	"Keep-Alive",
+	"Proxy-Authenticate",
+	"Proxy-Authorization",
+	"Te",
+	"Trailer",
+	"Transfer-Encoding",
+	"Upgrade",
+}
+
+// forwardingHeaders are believed only from trusted proxies.
+var forwardingHeaders = []string{
+	"X-Forwarded-For",
+	"X-Forwarded-Host",
+	"X-Forwarded-Proto",
+	"X-Forwarded-Port",
+	"X-Real-Ip",
+	"Forwarded",
+}
+
+// removeHopHeaders deletes the hop-by-hop headers and every header the
+// Connection header names.
+func removeHopHeaders(h http.Header) {
+	for _, line := range h["Connection"] {
+		for name := range strings.SplitSeq(line, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopHeaders {
+		delete(h, name)
+	}
+}
+
+// upgradeType returns the protocol a request or response asks to switch
+// to, or "" when it does not.
+func upgradeType(h http.Header) string {
+	if !headerHasToken(h, "Connection", "upgrade") {
+		return ""
+	}
+	return h.Get("Upgrade")
+}
+
+func headerHasToken(h http.Header, name, token string) bool {
+	for _, line := range h[name] {
+		for v := range strings.SplitSeq(line, ",") {
+			if strings.EqualFold(strings.TrimSpace(v), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// prepareRequestHeaders turns the client's headers into the member's, in
+// place: the request belongs to the proxy from here on.
+func prepareRequestHeaders(x *exchange.Request) {
+	h := x.HTTP.Header
+	upgrade := upgradeType(h)
+	wantsTrailers := headerHasToken(h, "Te", "trailers")
+	removeHopHeaders(h)
+	if upgrade != "" {
+		h["Connection"] = []string{"Upgrade"}
+		h["Upgrade"] = []string{upgrade}
+	}
+	if wantsTrailers {
+		h["Te"] = []string{"trailers"}
+	}
+	setForwardingHeaders(x, h)
+	if _, ok := h["User-Agent"]; !ok {
+		// Keep net/http from adding its own User-Agent.
+		h["User-Agent"] = []string{""}
+	}
+	if _, ok := h["X-Request-Id"]; !ok {
+		h["X-Request-Id"] = []string{newRequestID()}
+	}
+}
+
+// setForwardingHeaders sets X-Forwarded-For, -Host, -Proto, -Port and
+// X-Real-IP. Incoming values are kept (X-Forwarded-For extended) only when
+// the peer is a trusted proxy; from anyone else they are replaced.
+func setForwardingHeaders(x *exchange.Request, h http.Header) {
+	peer := x.Peer.String()
+	if !x.PeerTrusted {
+		for _, name := range forwardingHeaders {
+			delete(h, name)
+		}
+	}
+	if prior := h["X-Forwarded-For"]; len(prior) > 0 {
+		h["X-Forwarded-For"] = []string{strings.Join(prior, ", ") + ", " + peer}
+	} else {
+		h["X-Forwarded-For"] = []string{peer}
+	}
+	if _, ok := h["X-Forwarded-Host"]; !ok {
+		h["X-Forwarded-Host"] = []string{x.HTTP.Host}
+	}
+	if _, ok := h["X-Forwarded-Port"]; !ok && x.Port != "" {
+		h["X-Forwarded-Port"] = []string{x.Port}
+	}
+	h["X-Forwarded-Proto"] = []string{x.Scheme}
+	h["X-Real-Ip"] = []string{x.ClientIP.String()}
+}
+
+// newRequestID returns 32 random hex digits, like nginx's $request_id.
+func newRequestID() string {
+	var b [16]byte
+	for i := 0; i < len(b); i += 8 {
+		v := rand.Uint64()
+		for j := range 8 {
+			b[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// copyResponseHeaders copies a member's response headers to the client's,
+// without hop-by-hop headers, and announces the trailers the member
+// announced.
+func copyResponseHeaders(dst, src http.Header, trailer http.Header) {
+	removeHopHeaders(src)
+	for k, vv := range src {
+		dst[k] = append(dst[k], vv...)
+	}
+	if len(trailer) == 0 {
+		return
+	}
+	names := make([]string, 0, len(trailer))
+	for k := range trailer {
+		names = append(names, k)
+	}
+	dst["Trailer"] = []string{strings.Join(names, ", ")}
+}
+
+// copyTrailers sets the member's trailers on the client's response.
+// Trailers the member did not announce are sent with http.TrailerPrefix.
+func copyTrailers(dst, trailer http.Header, announced int) {
+	if len(trailer) == 0 {
+		return
+	}
+	prefix := ""
+	if len(trailer) != announced {
+		prefix = http.TrailerPrefix
+	}
+	for k, vv := range trailer {
+		dst[prefix+k] = vv
+	}
+}

@@ -1,0 +1,350 @@
+// Package proxy is the action that forwards a request to a pool member and
+// streams the answer back: keep-alive pools per member, HTTPS and HTTP/2
+// (h2c and TLS) to members, streaming with flushes, trailers, WebSocket and
+// other upgrades, hop-by-hop headers stripped both ways, X-Forwarded-*
+// headers, and retries on other members while nothing was sent to the
+// client.
+//
+// Retries follow one rule (DECISIONS.md): a request is tried again, on a
+// member it has not tried, only while nothing has been sent to the client,
+// and then only after a failed connect (any method), or for GET, HEAD,
+// OPTIONS, PUT and DELETE after a 502, 503 or 504, a timeout, or a
+// connection broken before the response head. A request whose body was
+// already sent is retried only when the body was small enough to be kept
+// (ReplayBodyLimit); a POST that reached a member is never sent again.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/balancer"
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+	"github.com/ramjet-dev/ramjet/dataplane/upstream"
+)
+
+// ReplayBodyLimit is the largest request body kept in memory so that an
+// idempotent request can be sent again after its body reached a failing
+// member.
+const ReplayBodyLimit = 64 << 10
+
+// maxTries bounds the tries of one request whatever the pool says.
+const maxTries = 11
+
+// Target is one pool of a proxy action with its weight.
+type Target struct {
+	Pool   *upstream.Pool
+	Weight uint32
+}
+
+// Handler forwards requests to one pool, or to one of several chosen at
+// random by weight. It is built once per configuration.
+type Handler struct {
+	targets []Target
+	total   uint64
+	buffers *BufferPool
+	conns   *ConnTracker
+	log     *slog.Logger
+}
+
+// Options are the process-wide parts a Handler uses. Zero fields get
+// defaults: a private buffer pool, no connection tracking, slog's default
+// logger.
+type Options struct {
+	Buffers *BufferPool
+	// Conns tracks hijacked (upgraded) connections so that shutdown can
+	// close them.
+	Conns *ConnTracker
+	Log   *slog.Logger
+}
+
+// New returns a Handler for the targets. Targets with weight 0 receive
+// nothing; at least one must have a positive weight (configuration
+// validation guarantees it).
+func New(targets []Target, opts Options) *Handler {
+	h := &Handler{targets: targets, buffers: opts.Buffers, conns: opts.Conns, log: opts.Log}
+	if h.buffers == nil {
+		h.buffers = NewBufferPool()
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	for _, t := range targets {
+		h.total += uint64(t.Weight)
+	}
+	return h
+}
+
+var _ exchange.Handler = (*Handler)(nil)
+
+// Serve forwards the request and streams the response.
+func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
+	pool := h.pickPool()
+	if isGRPC(x.HTTP) && !pool.Scheme.IsHTTP2() {
+		writeError(w, x.HTTP, errGRPCToHTTP1)
+		return
+	}
+	f := forwarding{h: h, pool: pool, w: w, x: x}
+	f.run()
+}
+
+func (h *Handler) pickPool() *upstream.Pool {
+	if len(h.targets) == 1 {
+		return h.targets[0].Pool
+	}
+	n := rand.Uint64N(h.total)
+	for _, t := range h.targets {
+		if n < uint64(t.Weight) {
+			return t.Pool
+		}
+		n -= uint64(t.Weight)
+	}
+	return h.targets[len(h.targets)-1].Pool
+}
+
+func isGRPC(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
+}
+
+// forwarding is the state of one request's tries.
+type forwarding struct {
+	h    *Handler
+	pool *upstream.Pool
+	w    http.ResponseWriter
+	x    *exchange.Request
+
+	out       *http.Request
+	body      *requestBody
+	key       uint64
+	setCookie string
+	tried     [maxTries]int
+	ntried    int
+}
+
+func (f *forwarding) run() {
+	r := f.x.HTTP
+	if err := f.prepare(); err != nil {
+		writeError(f.w, r, err)
+		return
+	}
+	tries := min(f.pool.Retries+1, maxTries)
+	var lastErr error = errNoMembers
+	for try := 0; try < tries; try++ {
+		if try > 0 {
+			f.pool.Stats.Retries.Add(1)
+			f.resetForRetry()
+		}
+		m := f.pick()
+		if m == nil {
+			break
+		}
+		resp, err := f.roundTrip(m)
+		if err == nil && f.retryStatus(resp.StatusCode) && try+1 < tries && f.anotherMember() && f.canRetry(nil) {
+			m.Stats.Failures.Add(1)
+			discard(resp)
+			m.Stats.InFlight.Add(-1)
+			lastErr = nil
+			continue
+		}
+		if err == nil {
+			f.respond(m, resp)
+			return
+		}
+		m.Stats.InFlight.Add(-1)
+		if r.Context().Err() != nil {
+			f.w.WriteHeader(statusClientClosed)
+			return
+		}
+		m.Stats.Failures.Add(1)
+		lastErr = err
+		if !f.canRetry(err) {
+			break
+		}
+	}
+	if bodyErr := f.body.err(); bodyErr != nil {
+		lastErr = bodyErr
+	}
+	f.h.log.Debug("proxy: no response from the pool", "pool", f.pool.Name, "tries", f.ntried, "error", lastErr)
+	writeError(f.w, r, lastErr)
+}
+
+// prepare builds the outgoing request once for all tries.
+func (f *forwarding) prepare() error {
+	r := f.x.HTTP
+	prepareRequestHeaders(f.x)
+	body, err := newRequestBody(r)
+	if err != nil {
+		return err
+	}
+	f.body = body
+	out := r.WithContext(r.Context())
+	out.URL = f.targetURL()
+	out.RequestURI = ""
+	out.Close = false
+	out.Host = r.Host
+	if f.x.ForwardHost != "" {
+		out.Host = f.x.ForwardHost
+	}
+	out.Body, out.GetBody, out.ContentLength = body.forRequest(r.ContentLength)
+	f.out = out
+	f.key, f.setCookie = hashKey(f.pool, f.x)
+	return nil
+}
+
+func (f *forwarding) targetURL() *url.URL {
+	u := &url.URL{Scheme: "http", RawQuery: f.x.HTTP.URL.RawQuery}
+	if f.pool.Scheme.UsesTLS() {
+		u.Scheme = "https"
+	}
+	if f.x.ForwardPath != "" {
+		u.Path = f.x.ForwardPath
+	} else {
+		u.Path, u.RawPath = f.x.HTTP.URL.Path, f.x.HTTP.URL.RawPath
+	}
+	return u
+}
+
+// resetForRetry gives the next try its own request and URL: the transport
+// may still hold the previous ones.
+func (f *forwarding) resetForRetry() {
+	out := f.out.WithContext(f.out.Context())
+	u := *f.out.URL
+	out.URL = &u
+	if f.out.GetBody != nil {
+		out.Body, _ = f.out.GetBody()
+	}
+	f.out = out
+}
+
+// pick chooses an untried member, counting it in flight; nil when none is
+// left.
+func (f *forwarding) pick() *balancer.Member {
+	set := f.pool.Members()
+	i := f.pool.Algorithm.Pick(set, f.key, f.tried[:f.ntried])
+	if i < 0 {
+		return nil
+	}
+	f.tried[f.ntried] = i
+	f.ntried++
+	m := set.Member(i)
+	m.Stats.InFlight.Add(1)
+	m.Stats.Requests.Add(1)
+	return m
+}
+
+func (f *forwarding) roundTrip(m *balancer.Member) (*http.Response, error) {
+	f.out.URL.Host = m.Address
+	start := time.Now()
+	resp, err := f.pool.Transport.RoundTrip(f.out)
+	if err == nil && f.pool.Latency != nil {
+		f.pool.Latency.Observe(time.Since(start).Seconds())
+	}
+	return resp, err
+}
+
+// anotherMember reports whether the pool has a member this request has not
+// tried.
+func (f *forwarding) anotherMember() bool {
+	return f.ntried < f.pool.Members().Len()
+}
+
+// canRetry applies the retry rule to the error of the last try (nil for a
+// 502, 503 or 504 answer).
+func (f *forwarding) canRetry(err error) bool {
+	if f.body.sentAndLost() {
+		return false
+	}
+	if err != nil && upstream.IsDialError(err) {
+		return true
+	}
+	if f.body.err() != nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	return idempotent(f.x.HTTP.Method)
+}
+
+func (f *forwarding) retryStatus(code int) bool {
+	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
+}
+
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// discard drains a little of a response we will not use, so its connection
+// can be reused, and closes it.
+func discard(resp *http.Response) {
+	io.CopyN(io.Discard, resp.Body, 4<<10)
+	resp.Body.Close()
+}
+
+// respond streams the member's response to the client.
+func (f *forwarding) respond(m *balancer.Member, resp *http.Response) {
+	defer m.Stats.InFlight.Add(-1)
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		f.upgrade(resp)
+		return
+	}
+	defer resp.Body.Close()
+	announced := len(resp.Trailer)
+	header := f.w.Header()
+	copyResponseHeaders(header, resp.Header, resp.Trailer)
+	if f.setCookie != "" {
+		header.Add("Set-Cookie", f.setCookie)
+	}
+	f.w.WriteHeader(resp.StatusCode)
+	if err := f.copyBody(resp); err != nil {
+		// The client has a status line already; cut the connection so
+		// that a truncated body cannot pass for a complete one.
+		m.Stats.Failures.Add(1)
+		panic(http.ErrAbortHandler)
+	}
+	copyTrailers(header, resp.Trailer, announced)
+}
+
+// copyBody copies the response body with a pooled buffer, flushing after
+// every write for streams (unknown length, server-sent events, gRPC).
+func (f *forwarding) copyBody(resp *http.Response) error {
+	flush := resp.ContentLength < 0 || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	var flusher http.Flusher
+	if flush {
+		flusher, _ = f.w.(http.Flusher)
+	}
+	buf := f.h.buffers.Get()
+	defer f.h.buffers.Put(buf)
+	for {
+		n, rerr := resp.Body.Read(*buf)
+		if n > 0 {
+			if _, werr := f.w.Write((*buf)[:n]); werr != nil {
+				return nil // the client went away; nothing to tell it
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			if f.x.HTTP.Context().Err() != nil {
+				return nil
+			}
+			return rerr
+		}
+	}
+}
+
+// statusClientClosed is nginx's code for a client that went away before
+// the answer; it is only recorded, never sent.
+const statusClientClosed = 499

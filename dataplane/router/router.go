@@ -1,0 +1,219 @@
+// Package router is the data plane's routing table: host first (exact, then
+// a wildcard of one left-most label, then the catch-all), then the path
+// within that host (exact, then the longest whole-segment prefix, then
+// regexes in configured order), then optional header and cookie matchers.
+//
+// A Table is built once per configuration and never changes, so lookups
+// take no locks; only regex routes run a regex, and a lookup allocates
+// nothing unless a regex route matches (for its captures).
+package router
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// Route is one route of a Site: a match and the value a lookup returns.
+type Route[R any] struct {
+	Match config.Match
+	Value R
+}
+
+// Site is the input of one application: its domains, routes and the value
+// of requests that match a domain but no route.
+type Site[R any] struct {
+	Domains []string
+	Routes  []Route[R]
+	Default R
+}
+
+// Table is an immutable routing table.
+type Table[R any] struct {
+	exact    map[string]*host[R]
+	wildcard map[string]*host[R] // keyed by the suffix after "*": ".example.com"
+	catchAll *host[R]
+}
+
+type host[R any] struct {
+	exact  map[string]*group[R]
+	prefix map[string]*group[R] // keyed by the prefix without its trailing slash; "/" is ""
+	regex  []regexRoute[R]
+	def    R
+}
+
+// group holds the routes of one path: those with header or cookie
+// matchers in configured order, then the one without.
+type group[R any] struct {
+	conditional []conditionalRoute[R]
+	plain       R
+	hasPlain    bool
+}
+
+type conditionalRoute[R any] struct {
+	cond  conditions
+	value R
+}
+
+type regexRoute[R any] struct {
+	re    *regexp.Regexp
+	cond  conditions
+	value R
+}
+
+// Build compiles sites into a Table. Errors name the site and route; the
+// configuration's Validate reports the same problems with field paths.
+func Build[R any](sites []Site[R]) (*Table[R], error) {
+	t := &Table[R]{exact: map[string]*host[R]{}, wildcard: map[string]*host[R]{}}
+	for i := range sites {
+		h, err := buildHost(&sites[i])
+		if err != nil {
+			return nil, fmt.Errorf("site %d: %w", i, err)
+		}
+		for _, d := range sites[i].Domains {
+			if err := t.addDomain(d, h); err != nil {
+				return nil, fmt.Errorf("site %d: %w", i, err)
+			}
+		}
+	}
+	return t, nil
+}
+
+func (t *Table[R]) addDomain(d string, h *host[R]) error {
+	switch {
+	case d == "*":
+		if t.catchAll != nil {
+			return fmt.Errorf("the catch-all domain is served twice")
+		}
+		t.catchAll = h
+		return nil
+	case strings.HasPrefix(d, "*."):
+		return addOnce(t.wildcard, d[1:], d, h)
+	default:
+		return addOnce(t.exact, d, d, h)
+	}
+}
+
+func addOnce[R any](hosts map[string]*host[R], key, domain string, h *host[R]) error {
+	if hosts[key] != nil {
+		return fmt.Errorf("domain %s is served twice", domain)
+	}
+	hosts[key] = h
+	return nil
+}
+
+func buildHost[R any](s *Site[R]) (*host[R], error) {
+	h := &host[R]{exact: map[string]*group[R]{}, prefix: map[string]*group[R]{}, def: s.Default}
+	for i := range s.Routes {
+		if err := h.add(&s.Routes[i]); err != nil {
+			return nil, fmt.Errorf("route %d: %w", i, err)
+		}
+	}
+	return h, nil
+}
+
+func (h *host[R]) add(r *Route[R]) error {
+	cond, err := compileConditions(&r.Match)
+	if err != nil {
+		return err
+	}
+	p := r.Match.Path
+	switch {
+	case p.Regex != "":
+		re, err := config.CompilePathRegex(p.Regex)
+		if err != nil {
+			return err
+		}
+		h.regex = append(h.regex, regexRoute[R]{re: re, cond: cond, value: r.Value})
+		return nil
+	case p.Exact != "":
+		return addToGroup(h.exact, p.Exact, cond, r.Value)
+	case p.Prefix != "":
+		return addToGroup(h.prefix, strings.TrimRight(p.Prefix, "/"), cond, r.Value)
+	}
+	return fmt.Errorf("the route has no path")
+}
+
+func addToGroup[R any](groups map[string]*group[R], key string, cond conditions, value R) error {
+	g := groups[key]
+	if g == nil {
+		g = &group[R]{}
+		groups[key] = g
+	}
+	if !cond.empty() {
+		g.conditional = append(g.conditional, conditionalRoute[R]{cond: cond, value: value})
+		return nil
+	}
+	if g.hasPlain {
+		return fmt.Errorf("path %q has two routes without header or cookie matchers", key)
+	}
+	g.plain, g.hasPlain = value, true
+	return nil
+}
+
+// Lookup finds the route of a request. host must be normalised
+// (NormalizeHost) and path normalised (NormalizePath). It returns the
+// route's value and, for a regex route, its submatches. When a domain
+// matched but no route did, it returns the site's default. ok is false only
+// when no domain matched.
+func (t *Table[R]) Lookup(hostname, path string, header http.Header) (value R, captures []string, ok bool) {
+	h := t.host(hostname)
+	if h == nil {
+		return value, nil, false
+	}
+	value, captures = h.lookup(path, header)
+	return value, captures, true
+}
+
+func (t *Table[R]) host(name string) *host[R] {
+	if h := t.exact[name]; h != nil {
+		return h
+	}
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		if h := t.wildcard[name[i:]]; h != nil {
+			return h
+		}
+	}
+	return t.catchAll
+}
+
+func (h *host[R]) lookup(path string, header http.Header) (R, []string) {
+	if g := h.exact[path]; g != nil {
+		if v, ok := g.pick(header); ok {
+			return v, nil
+		}
+	}
+	for candidate := strings.TrimSuffix(path, "/"); ; {
+		if g := h.prefix[candidate]; g != nil {
+			if v, ok := g.pick(header); ok {
+				return v, nil
+			}
+		}
+		if candidate == "" {
+			break
+		}
+		candidate = candidate[:strings.LastIndexByte(candidate, '/')]
+	}
+	for i := range h.regex {
+		r := &h.regex[i]
+		if !r.cond.match(header) {
+			continue
+		}
+		if m := r.re.FindStringSubmatch(path); m != nil {
+			return r.value, m
+		}
+	}
+	return h.def, nil
+}
+
+func (g *group[R]) pick(header http.Header) (R, bool) {
+	for i := range g.conditional {
+		if g.conditional[i].cond.match(header) {
+			return g.conditional[i].value, true
+		}
+	}
+	return g.plain, g.hasPlain
+}

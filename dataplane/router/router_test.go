@@ -1,0 +1,341 @@
+package router
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+func prefix(p, v string) Route[string] {
+	return Route[string]{Match: config.Match{Path: config.PathMatch{Prefix: p}}, Value: v}
+}
+
+func exact(p, v string) Route[string] {
+	return Route[string]{Match: config.Match{Path: config.PathMatch{Exact: p}}, Value: v}
+}
+
+func regex(p, v string) Route[string] {
+	return Route[string]{Match: config.Match{Path: config.PathMatch{Regex: p}}, Value: v}
+}
+
+func mustBuild(t testing.TB, sites ...Site[string]) *Table[string] {
+	t.Helper()
+	table, err := Build(sites)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return table
+}
+
+func lookup(table *Table[string], host, path string) string {
+	v, _, ok := table.Lookup(host, path, nil)
+	if !ok {
+		return "404"
+	}
+	return v
+}
+
+// TestKubernetesPathTable is the table of the Kubernetes Ingress
+// documentation ("Examples" under "Path types").
+func TestKubernetesPathTable(t *testing.T) {
+	cases := []struct {
+		name   string
+		routes []Route[string]
+		path   string
+		want   string // "default" when no route matches
+	}{
+		{"prefix / matches all", []Route[string]{prefix("/", "root")}, "/anything/at/all", "root"},
+		{"exact /foo matches /foo", []Route[string]{exact("/foo", "foo")}, "/foo", "foo"},
+		{"exact /foo not /bar", []Route[string]{exact("/foo", "foo")}, "/bar", "default"},
+		{"exact /foo not /foo/", []Route[string]{exact("/foo", "foo")}, "/foo/", "default"},
+		{"exact /foo/ not /foo", []Route[string]{exact("/foo/", "foo")}, "/foo", "default"},
+		{"prefix /foo matches /foo", []Route[string]{prefix("/foo", "foo")}, "/foo", "foo"},
+		{"prefix /foo matches /foo/", []Route[string]{prefix("/foo", "foo")}, "/foo/", "foo"},
+		{"prefix /foo/ matches /foo", []Route[string]{prefix("/foo/", "foo")}, "/foo", "foo"},
+		{"prefix /foo/ matches /foo/", []Route[string]{prefix("/foo/", "foo")}, "/foo/", "foo"},
+		{"prefix /aaa/bb not /aaa/bbb", []Route[string]{prefix("/aaa/bb", "bb")}, "/aaa/bbb", "default"},
+		{"prefix /aaa/bbb matches /aaa/bbb", []Route[string]{prefix("/aaa/bbb", "bbb")}, "/aaa/bbb", "bbb"},
+		{"prefix /aaa/bbb/ ignores trailing slash", []Route[string]{prefix("/aaa/bbb/", "bbb")}, "/aaa/bbb", "bbb"},
+		{"prefix /aaa/bbb matches trailing slash", []Route[string]{prefix("/aaa/bbb", "bbb")}, "/aaa/bbb/", "bbb"},
+		{"prefix /aaa/bbb matches subpath", []Route[string]{prefix("/aaa/bbb", "bbb")}, "/aaa/bbb/ccc", "bbb"},
+		{"prefix /aaa/bbb not string prefix", []Route[string]{prefix("/aaa/bbb", "bbb")}, "/aaa/bbbxyz", "default"},
+		{"prefixes / and /aaa: /aaa/ccc", []Route[string]{prefix("/", "root"), prefix("/aaa", "aaa")}, "/aaa/ccc", "aaa"},
+		{"prefixes /, /aaa, /aaa/bbb: /aaa/bbb", []Route[string]{prefix("/", "root"), prefix("/aaa", "aaa"), prefix("/aaa/bbb", "bbb")}, "/aaa/bbb", "bbb"},
+		{"prefixes /, /aaa, /aaa/bbb: /ccc", []Route[string]{prefix("/", "root"), prefix("/aaa", "aaa"), prefix("/aaa/bbb", "bbb")}, "/ccc", "root"},
+		{"prefix /aaa: /ccc uses default", []Route[string]{prefix("/aaa", "aaa")}, "/ccc", "default"},
+		{"mixed /foo prefers exact", []Route[string]{prefix("/foo", "prefix"), exact("/foo", "exact")}, "/foo", "exact"},
+		{"mixed /foo prefix for /foo/x", []Route[string]{prefix("/foo", "prefix"), exact("/foo", "exact")}, "/foo/x", "prefix"},
+		{"prefix is case sensitive", []Route[string]{prefix("/Foo", "foo")}, "/foo", "default"},
+		{"longest prefix wins whatever the order", []Route[string]{prefix("/a/b/c", "abc"), prefix("/a", "a")}, "/a/b/c/d", "abc"},
+		{"prefix beats regex", []Route[string]{regex("/api/.*", "re"), prefix("/api", "prefix")}, "/api/x", "prefix"},
+		{"regex when no prefix", []Route[string]{regex("/api/.*", "re"), prefix("/web", "web")}, "/api/x", "re"},
+		{"regexes in configured order", []Route[string]{regex("/a", "first"), regex("/a/b", "second")}, "/a/b", "first"},
+		{"regex is case insensitive", []Route[string]{regex("/API", "re")}, "/api", "re"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			table := mustBuild(t, Site[string]{Domains: []string{"example.com"}, Routes: tc.routes, Default: "default"})
+			if got := lookup(table, "example.com", tc.path); got != tc.want {
+				t.Errorf("%s: got %q, want %q", tc.path, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHostSelection(t *testing.T) {
+	table := mustBuild(t,
+		Site[string]{Domains: []string{"foo.example.com"}, Routes: []Route[string]{prefix("/api", "exact-host")}, Default: "exact-host-default"},
+		Site[string]{Domains: []string{"*.example.com"}, Routes: []Route[string]{prefix("/", "wildcard")}, Default: "wildcard-default"},
+		Site[string]{Domains: []string{"*"}, Routes: []Route[string]{prefix("/", "catch-all")}, Default: "catch-all-default"},
+	)
+	cases := []struct{ host, path, want string }{
+		{"foo.example.com", "/api/x", "exact-host"},
+		// A host that matched exactly but whose path matched nothing goes to
+		// its default, never to the wildcard.
+		{"foo.example.com", "/other", "exact-host-default"},
+		{"bar.example.com", "/other", "wildcard"},
+		// One label only.
+		{"a.bar.example.com", "/", "catch-all"},
+		{"example.com", "/", "catch-all"},
+		{"unknown.test", "/", "catch-all"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.host+tc.path, func(t *testing.T) {
+			if got := lookup(table, tc.host, tc.path); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNoCatchAllIsNotFound(t *testing.T) {
+	table := mustBuild(t, Site[string]{Domains: []string{"*.example.com"}, Routes: []Route[string]{prefix("/", "wildcard")}})
+	for _, host := range []string{"foo.bar.example.com", "example.com", "other.test", ""} {
+		if _, _, ok := table.Lookup(host, "/", nil); ok {
+			t.Errorf("host %q: got a route, want none (404)", host)
+		}
+	}
+}
+
+func TestRegexAnchoring(t *testing.T) {
+	table := mustBuild(t, Site[string]{
+		Domains: []string{"example.com"},
+		Routes:  []Route[string]{regex("/alpha|/beta", "alt"), regex("/api/(v[0-9]+)/(.*)", "api")},
+		Default: "default",
+	})
+	cases := []struct{ path, want string }{
+		{"/alpha", "alt"},
+		{"/beta", "alt"},
+		// Like nginx, a regex route matches a prefix of the path.
+		{"/beta/gamma", "alt"},
+		// "^a|b" in nginx anchors only the first branch; ours anchors both.
+		{"/xbeta", "default"},
+		{"/x/alpha", "default"},
+		{"/api/v2/users", "api"},
+		{"/v1/api/v2/users", "default"},
+	}
+	for _, tc := range cases {
+		if got := lookup(table, "example.com", tc.path); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.path, got, tc.want)
+		}
+	}
+	_, captures, _ := table.Lookup("example.com", "/api/v2/users/7", nil)
+	if want := []string{"/api/v2/users/7", "v2", "users/7"}; !slices.Equal(captures, want) {
+		t.Errorf("captures: got %q, want %q", captures, want)
+	}
+}
+
+func TestHeaderAndCookieMatchers(t *testing.T) {
+	canaryHeader := prefix("/", "canary-header")
+	canaryHeader.Match.Headers = []config.HeaderMatch{{Name: "x-canary", Exact: "always"}}
+	canaryCookie := prefix("/", "canary-cookie")
+	canaryCookie.Match.Cookies = []config.CookieMatch{{Name: "canary", Regex: "always|yes"}}
+	present := prefix("/only", "present")
+	present.Match.Headers = []config.HeaderMatch{{Name: "X-Debug"}}
+	table := mustBuild(t, Site[string]{
+		Domains: []string{"example.com"},
+		Routes:  []Route[string]{prefix("/", "main"), canaryHeader, canaryCookie, present},
+		Default: "default",
+	})
+	cases := []struct {
+		name   string
+		path   string
+		header http.Header
+		want   string
+	}{
+		{"no header", "/", nil, "main"},
+		{"header matches", "/", http.Header{"X-Canary": {"always"}}, "canary-header"},
+		{"header value differs", "/", http.Header{"X-Canary": {"never"}}, "main"},
+		{"header before cookie in order", "/", http.Header{"X-Canary": {"always"}, "Cookie": {"canary=always"}}, "canary-header"},
+		{"cookie matches regex", "/", http.Header{"Cookie": {"a=b; canary=yes; c=d"}}, "canary-cookie"},
+		{"quoted cookie", "/", http.Header{"Cookie": {`canary="always"`}}, "canary-cookie"},
+		{"cookie regex is whole value", "/", http.Header{"Cookie": {"canary=alwaysnot"}}, "main"},
+		{"presence matcher", "/only/x", http.Header{"X-Debug": {""}}, "present"},
+		// A group whose conditional routes all fail and which has no plain
+		// route falls through to shorter prefixes.
+		{"falls through to shorter prefix", "/only/x", nil, "main"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, _, _ := table.Lookup("example.com", tc.path, tc.header)
+			if v != tc.want {
+				t.Errorf("got %q, want %q", v, tc.want)
+			}
+		})
+	}
+}
+
+func TestBuildRefusesDuplicates(t *testing.T) {
+	cases := []struct {
+		name  string
+		sites []Site[string]
+	}{
+		{"same domain twice", []Site[string]{{Domains: []string{"a.test"}}, {Domains: []string{"a.test"}}}},
+		{"two catch-alls", []Site[string]{{Domains: []string{"*"}}, {Domains: []string{"*"}}}},
+		{"same wildcard twice", []Site[string]{{Domains: []string{"*.a.test"}}, {Domains: []string{"*.a.test"}}}},
+		{"prefix with and without slash", []Site[string]{{Domains: []string{"a.test"}, Routes: []Route[string]{prefix("/x", "1"), prefix("/x/", "2")}}}},
+		{"bad regex", []Site[string]{{Domains: []string{"a.test"}, Routes: []Route[string]{regex("(", "1")}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := Build(tc.sites); err == nil {
+				t.Fatal("got no error, want one")
+			}
+		})
+	}
+}
+
+func TestNormalizePath(t *testing.T) {
+	cases := []struct {
+		in, want string
+		err      error
+	}{
+		{"/", "/", nil},
+		{"/a/b", "/a/b", nil},
+		{"/a/b/", "/a/b/", nil},
+		{"//a///b", "/a/b", nil},
+		{"/a/./b", "/a/b", nil},
+		{"/a/b/.", "/a/b/", nil},
+		{"/a/b/..", "/a/", nil},
+		{"/a/../b", "/b", nil},
+		{"/a/b/../../c/", "/c/", nil},
+		{"/.well-known/x", "/.well-known/x", nil},
+		{"/a/..b/c.", "/a/..b/c.", nil},
+		{"/..", "", ErrPathAboveRoot},
+		{"/a/../../b", "", ErrPathAboveRoot},
+		{"/a\x00b", "", ErrNULInPath},
+		{"*", "", ErrPathNotAbsolute},
+		{"", "", ErrPathNotAbsolute},
+		// net/http has already decoded %2F and %2e: they are resolved here.
+		{"/group/project/../admin", "/group/admin", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := NormalizePath(tc.in)
+			if err != tc.err || got != tc.want {
+				t.Errorf("got %q, %v; want %q, %v", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
+func TestNormalizeHost(t *testing.T) {
+	cases := map[string]string{
+		"example.com":       "example.com",
+		"Example.COM":       "example.com",
+		"example.com:8443":  "example.com",
+		"example.com.":      "example.com",
+		"example.com.:80":   "example.com",
+		"[::1]:8080":        "[::1]",
+		"127.0.0.1:80":      "127.0.0.1",
+		"":                  "",
+		"WWW.Example.Com.":  "www.example.com",
+		"xn--bcher-kva.com": "xn--bcher-kva.com",
+	}
+	for in, want := range cases {
+		if got := NormalizeHost(in); got != want {
+			t.Errorf("NormalizeHost(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLookupDoesNotAllocate(t *testing.T) {
+	table := benchTable(100, 10)
+	header := http.Header{"Cookie": {"a=b"}}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, _, ok := table.Lookup("host-50.example.com", "/r5/some/deeper/path", header); !ok {
+			t.Fatal("no route")
+		}
+		if _, err := NormalizePath("/r5/some/deeper/path"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("got %v allocations per lookup, want 0", allocs)
+	}
+}
+
+// benchTable has hosts sites, each with routes prefix routes.
+func benchTable(hosts, routes int) *Table[string] {
+	sites := make([]Site[string], hosts)
+	for h := range sites {
+		rs := make([]Route[string], routes)
+		for r := range rs {
+			rs[r] = prefix(fmt.Sprintf("/r%d", r), fmt.Sprintf("h%d-r%d", h, r))
+		}
+		sites[h] = Site[string]{Domains: []string{fmt.Sprintf("host-%d.example.com", h)}, Routes: rs, Default: "default"}
+	}
+	table, err := Build(sites)
+	if err != nil {
+		panic(err)
+	}
+	return table
+}
+
+// BenchmarkRoute measures one lookup (host and path normalisation included)
+// in tables of 10, 1,000 and 10,000 hosts with 10 routes each, and of one
+// host with that many routes.
+func BenchmarkRoute(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) {
+			table := benchTable(n, 10)
+			host := fmt.Sprintf("host-%d.example.com:443", n/2)
+			b.ReportAllocs()
+			for b.Loop() {
+				benchLookup(b, table, host, "/r7/a/b")
+			}
+		})
+		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
+			table := benchTable(1, n)
+			path := fmt.Sprintf("/r%d/a/b", n/2)
+			b.ReportAllocs()
+			for b.Loop() {
+				benchLookup(b, table, "host-0.example.com", path)
+			}
+		})
+	}
+	b.Run("regex", func(b *testing.B) {
+		routes := make([]Route[string], 100)
+		for i := range routes {
+			routes[i] = regex(fmt.Sprintf("/api/v%d/(.*)", i), "re")
+		}
+		table := mustBuild(b, Site[string]{Domains: []string{"example.com"}, Routes: routes})
+		b.ReportAllocs()
+		for b.Loop() {
+			benchLookup(b, table, "example.com", "/api/v50/users")
+		}
+	})
+}
+
+func benchLookup(b *testing.B, table *Table[string], host, path string) {
+	p, err := NormalizePath(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, _, ok := table.Lookup(NormalizeHost(host), p, nil); !ok {
+		b.Fatal("no route")
+	}
+}

@@ -1,0 +1,123 @@
+package upstream
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// IdleConnsPerMember is the number of idle keep-alive connections kept per
+// member.
+const IdleConnsPerMember = 32
+
+// DialError is a failure to connect to a member, TLS handshake included.
+// Nothing of the request reached the member, so any method may be retried
+// on another one.
+type DialError struct {
+	Address string
+	Err     error
+}
+
+func (e *DialError) Error() string { return "connect to " + e.Address + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *DialError) Unwrap() error { return e.Err }
+
+// IsDialError reports whether err is (or wraps) a DialError.
+func IsDialError(err error) bool {
+	var de *DialError
+	return errors.As(err, &de)
+}
+
+// transportSettings are the pool settings a transport depends on. Pools with
+// equal settings share one transport, and a reload that keeps them keeps the
+// transport and its idle connections.
+type transportSettings struct {
+	scheme          config.Scheme
+	serverName      string
+	caDigest        string // sha256 of the CA file's content, "" for system roots
+	connectTimeout  time.Duration
+	responseTimeout time.Duration
+}
+
+func newTransport(s transportSettings, roots *x509.CertPool) *http.Transport {
+	dialer := &net.Dialer{Timeout: s.connectTimeout, KeepAlive: 30 * time.Second}
+	t := &http.Transport{
+		Proxy: nil, // never an environment proxy
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, &DialError{Address: addr, Err: err}
+			}
+			return c, nil
+		},
+		MaxIdleConnsPerHost:   IdleConnsPerMember,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: s.responseTimeout,
+		ExpectContinueTimeout: time.Second,
+		// The proxy forwards bodies as they are; it never asks for or
+		// decodes compression on the client's behalf.
+		DisableCompression: true,
+		Protocols:          protocols(s.scheme),
+	}
+	if s.scheme.UsesTLS() {
+		t.DialTLSContext = tlsDialer(dialer, s, roots)
+		t.ForceAttemptHTTP2 = s.scheme == config.SchemeH2
+	}
+	if s.scheme.IsHTTP2() {
+		t.HTTP2 = &http.HTTP2Config{}
+	}
+	return t
+}
+
+func protocols(s config.Scheme) *http.Protocols {
+	p := new(http.Protocols)
+	switch s {
+	case config.SchemeH2C:
+		p.SetUnencryptedHTTP2(true)
+	case config.SchemeH2:
+		p.SetHTTP2(true)
+	default:
+		p.SetHTTP1(true)
+	}
+	return p
+}
+
+// tlsDialer connects and completes a verified TLS handshake, so that a
+// member with a certificate we do not trust is a DialError like a refused
+// connection.
+func tlsDialer(dialer *net.Dialer, s transportSettings, roots *x509.CertPool) func(context.Context, string, string) (net.Conn, error) {
+	alpn := []string{"http/1.1"}
+	if s.scheme == config.SchemeH2 {
+		alpn = []string{"h2"}
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		raw, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, &DialError{Address: addr, Err: err}
+		}
+		name := s.serverName
+		if name == "" {
+			name, _, _ = net.SplitHostPort(addr)
+		}
+		conn := tls.Client(raw, &tls.Config{ServerName: name, RootCAs: roots, NextProtos: alpn, MinVersion: tls.VersionTLS12})
+		hctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
+		defer cancel()
+		if err := conn.HandshakeContext(hctx); err != nil {
+			raw.Close()
+			return nil, &DialError{Address: addr, Err: fmt.Errorf("TLS: %w", err)}
+		}
+		if s.scheme == config.SchemeH2 && conn.ConnectionState().NegotiatedProtocol != "h2" {
+			conn.Close()
+			return nil, &DialError{Address: addr, Err: errors.New("the member does not offer HTTP/2 over TLS (ALPN h2)")}
+		}
+		return conn, nil
+	}
+}

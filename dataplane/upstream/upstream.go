@@ -1,0 +1,313 @@
+// Package upstream turns configured pools into runtime pools: a member set
+// that a request reads through an atomic pointer, a balancing algorithm, and
+// a transport with keep-alive connections per member.
+//
+// What must outlive a configuration lives in a State, carried forward by
+// identity: round-robin cursors by pool name, in-flight and failure counters
+// by member address, the members of api pools by pool name, and transports
+// (with their idle connections) by their settings. A request that starts
+// under one generation and ends under the next therefore decrements the
+// counter it incremented, and a reload neither forgets how loaded a member is
+// nor drops idle connections.
+package upstream
+
+import (
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ramjet-dev/ramjet/dataplane/balancer"
+	"github.com/ramjet-dev/ramjet/dataplane/certs"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// Errors of SetMembers.
+var (
+	ErrUnknownPool = errors.New("no such pool")
+	ErrStaticPool  = errors.New("the pool's members come from the configuration file (members_from: static)")
+)
+
+// Observer receives a measurement, such as a prometheus histogram.
+type Observer interface{ Observe(float64) }
+
+// PoolStats are a pool's counters that survive reloads.
+type PoolStats struct {
+	Retries atomic.Uint64
+}
+
+// Pool is a pool of one configuration generation.
+type Pool struct {
+	Name      string
+	Scheme    config.Scheme
+	Source    config.MembersFrom
+	Balance   config.Balance
+	Hash      config.Hash // meaningful with balance: hash; cookie defaults filled
+	Retries   int
+	Transport *http.Transport
+	Algorithm balancer.Algorithm
+	Stats     *PoolStats
+	// Latency observes the seconds from sending a request to a member to
+	// its response head. Nil observes nothing.
+	Latency Observer
+
+	members *atomic.Pointer[balancer.Set]
+}
+
+// Members returns the current member set.
+func (p *Pool) Members() *balancer.Set { return p.members.Load() }
+
+// State is what outlives a configuration generation. Its methods are safe
+// for concurrent use; Build, Commit and SetMembers are meant to be called by
+// one admin goroutine at a time.
+type State struct {
+	mu         sync.Mutex
+	cursors    map[string]*atomic.Uint64
+	poolStats  map[string]*PoolStats
+	stats      map[string]*balancer.Stats
+	transports map[transportSettings]*http.Transport
+	committed  map[string]*Pool
+}
+
+// NewState returns an empty State.
+func NewState() *State {
+	return &State{
+		cursors:    map[string]*atomic.Uint64{},
+		poolStats:  map[string]*PoolStats{},
+		stats:      map[string]*balancer.Stats{},
+		transports: map[transportSettings]*http.Transport{},
+		committed:  map[string]*Pool{},
+	}
+}
+
+// Build makes the runtime pool called name from its configuration, reusing
+// what the committed generation has under the same identities. A pool with
+// members_from: api that the committed generation already has keeps its
+// current members; the file's members are only the seed of a new one.
+// Errors name the file that could not be used.
+func (s *State) Build(name string, cfg *config.Pool) (*Pool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	transport, err := s.transport(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pool{
+		Name:      name,
+		Scheme:    schemeOf(cfg),
+		Source:    sourceOf(cfg),
+		Balance:   balanceOf(cfg),
+		Retries:   retriesOf(cfg),
+		Transport: transport,
+		Stats:     s.poolStatsFor(name),
+	}
+	p.Algorithm, p.Hash = s.algorithm(name, cfg)
+	if old := s.committed[name]; old != nil && old.Source == config.MembersAPI && p.Source == config.MembersAPI {
+		p.members = old.members
+	} else {
+		p.members = new(atomic.Pointer[balancer.Set])
+		p.members.Store(s.memberSet(cfg.Members))
+	}
+	return p, nil
+}
+
+func (s *State) algorithm(name string, cfg *config.Pool) (balancer.Algorithm, config.Hash) {
+	switch balanceOf(cfg) {
+	case config.BalanceLeastConn:
+		return balancer.LeastConn{Cursor: s.cursorFor(name)}, config.Hash{}
+	case config.BalanceHash:
+		h := *cfg.Hash
+		if h.By == config.HashByCookie {
+			c := config.AffinityCookie{}
+			if h.Cookie != nil {
+				c = *h.Cookie
+			}
+			if c.Name == "" {
+				c.Name = config.DefaultAffinityCookie
+			}
+			if c.Path == "" {
+				c.Path = "/"
+			}
+			h.Cookie = &c
+		}
+		return balancer.Hash{}, h
+	}
+	return balancer.RoundRobin{Cursor: s.cursorFor(name)}, config.Hash{}
+}
+
+func (s *State) transport(cfg *config.Pool) (*http.Transport, error) {
+	settings := transportSettings{
+		scheme:          schemeOf(cfg),
+		connectTimeout:  cfg.ConnectTimeout.Or(config.DefaultConnectTimeout),
+		responseTimeout: cfg.ResponseTimeout.Or(config.DefaultResponseTimeout),
+	}
+	var caPEM []byte
+	if cfg.TLS != nil {
+		settings.serverName = cfg.TLS.ServerName
+		if cfg.TLS.CAFile != "" {
+			data, err := os.ReadFile(cfg.TLS.CAFile)
+			if err != nil {
+				return nil, fmt.Errorf("tls.ca_file: %w", err)
+			}
+			sum := sha256.Sum256(data)
+			settings.caDigest, caPEM = hex.EncodeToString(sum[:]), data
+		}
+	}
+	if t := s.transports[settings]; t != nil {
+		return t, nil
+	}
+	roots, err := rootsFor(caPEM)
+	if err != nil {
+		return nil, fmt.Errorf("tls.ca_file: %w", err)
+	}
+	t := newTransport(settings, roots)
+	s.transports[settings] = t
+	return t, nil
+}
+
+func rootsFor(caPEM []byte) (*x509.CertPool, error) {
+	if caPEM == nil {
+		return nil, nil // the system's roots
+	}
+	return certs.LoadCAPool(caPEM)
+}
+
+// Commit records pools as the generation now serving and releases what no
+// pool of it uses: transports (their idle connections are closed), cursors
+// and counters of pools and members that are gone. Counters of members with
+// requests still in flight are kept until those finish.
+func (s *State) Commit(pools map[string]*Pool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.committed = pools
+	usedTransports := map[*http.Transport]bool{}
+	for _, p := range pools {
+		usedTransports[p.Transport] = true
+	}
+	for key, t := range s.transports {
+		if !usedTransports[t] {
+			t.CloseIdleConnections()
+			delete(s.transports, key)
+		}
+	}
+	for name := range s.cursors {
+		if pools[name] == nil {
+			delete(s.cursors, name)
+		}
+	}
+	for name := range s.poolStats {
+		if pools[name] == nil {
+			delete(s.poolStats, name)
+		}
+	}
+	s.pruneStats()
+}
+
+// pruneStats drops counters of addresses no committed pool has.
+func (s *State) pruneStats() {
+	used := map[string]bool{}
+	for _, p := range s.committed {
+		set := p.Members()
+		for i := range set.Len() {
+			used[set.Member(i).Address] = true
+		}
+	}
+	for addr, st := range s.stats {
+		if !used[addr] && st.InFlight.Load() == 0 {
+			delete(s.stats, addr)
+		}
+	}
+}
+
+// SetMembers replaces the members of a committed members_from: api pool.
+// The members must have been validated (config.ValidateMembers).
+func (s *State) SetMembers(name string, members []config.Member) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.committed[name]
+	switch {
+	case p == nil:
+		return ErrUnknownPool
+	case p.Source != config.MembersAPI:
+		return ErrStaticPool
+	}
+	p.members.Store(s.memberSet(members))
+	s.pruneStats()
+	return nil
+}
+
+// Pools returns the committed pools by name. The map must not be changed.
+func (s *State) Pools() map[string]*Pool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.committed
+}
+
+// memberSet builds a set whose members share the counters of their address.
+func (s *State) memberSet(members []config.Member) *balancer.Set {
+	list := make([]balancer.Member, len(members))
+	for i, m := range members {
+		list[i] = balancer.Member{Address: m.Address, Weight: max(m.Weight, 1), Stats: s.statsFor(m.Address)}
+	}
+	return balancer.NewSet(list)
+}
+
+func (s *State) statsFor(addr string) *balancer.Stats {
+	st := s.stats[addr]
+	if st == nil {
+		st = new(balancer.Stats)
+		s.stats[addr] = st
+	}
+	return st
+}
+
+func (s *State) cursorFor(pool string) *atomic.Uint64 {
+	c := s.cursors[pool]
+	if c == nil {
+		c = new(atomic.Uint64)
+		s.cursors[pool] = c
+	}
+	return c
+}
+
+func (s *State) poolStatsFor(pool string) *PoolStats {
+	st := s.poolStats[pool]
+	if st == nil {
+		st = new(PoolStats)
+		s.poolStats[pool] = st
+	}
+	return st
+}
+
+func schemeOf(cfg *config.Pool) config.Scheme {
+	if cfg.Scheme == "" {
+		return config.SchemeHTTP
+	}
+	return cfg.Scheme
+}
+
+func sourceOf(cfg *config.Pool) config.MembersFrom {
+	if cfg.MembersFrom == "" {
+		return config.MembersStatic
+	}
+	return cfg.MembersFrom
+}
+
+func balanceOf(cfg *config.Pool) config.Balance {
+	if cfg.Balance == "" {
+		return config.BalanceRoundRobin
+	}
+	return cfg.Balance
+}
+
+func retriesOf(cfg *config.Pool) int {
+	if cfg.Retries == nil {
+		return config.DefaultRetries
+	}
+	return *cfg.Retries
+}
