@@ -33,6 +33,17 @@ func Handler(b Backend) http.Handler {
 		writeJSON(w, http.StatusOK, p)
 	})
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, b.Status()) })
+	for path, allowed := range map[string]string{
+		"/v1/reload":           "POST",
+		"/v1/upstreams":        "GET",
+		"/v1/upstreams/{pool}": "GET, PUT",
+		"/v1/status":           "GET",
+	} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allowed)
+			writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here; use "+allowed)
+		})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint; see GET /v1/status, GET /v1/upstreams, POST /v1/reload, PUT /v1/upstreams/{pool}")
 	})

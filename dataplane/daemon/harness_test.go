@@ -282,3 +282,14 @@ func rawRequest(t *testing.T, addr, request string) *http.Response {
 	}
 	return resp
 }
+
+type netConn = net.Conn
+
+func dialUnix(ctx context.Context, path string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", path)
+}
+
+func statFile(path string) (os.FileInfo, error) { return os.Stat(path) }
+
+func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"net"
@@ -177,20 +178,24 @@ func (d *Daemon) startHealth() error {
 		return fmt.Errorf("server.health.address: %w", err)
 	}
 	d.bound["health"] = ln.Addr().String()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !d.isReady() {
+	metricsHandler := promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{})
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method != http.MethodGet && r.Method != http.MethodHead:
+			http.Error(w, "the health listener answers GET and HEAD only", http.StatusMethodNotAllowed)
+		case r.URL.Path == "/healthz":
+			io.WriteString(w, "ok\n")
+		case r.URL.Path == "/readyz" && d.isReady():
+			io.WriteString(w, "ready\n")
+		case r.URL.Path == "/readyz":
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return
+		case r.URL.Path == "/metrics":
+			metricsHandler.ServeHTTP(w, r)
+		default:
+			http.Error(w, "the health listener serves /healthz, /readyz and /metrics only", http.StatusNotFound)
 		}
-		w.Write([]byte("ready\n"))
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "the health listener serves /healthz, /readyz and /metrics only", http.StatusNotFound)
-	})
-	d.health = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute, ErrorLog: quietLog(d.log)}
+	d.health = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute, ErrorLog: quietLog(d.log)}
 	d.serve("health", d.health, ln)
 	return nil
 }

@@ -66,10 +66,15 @@ func (g *Guard) Read(p []byte) (int, error) {
 }
 
 // Verdict returns nil when the next request on the connection has
-// unambiguous framing (or is not followed: HTTP/2, or after a CONNECT or
-// Upgrade request), else an error wrapping ErrAmbiguousFraming that names the
-// problem. The handler calls it exactly once per request, in order; after an
-// error it must close the connection. Verdict of a nil Guard is nil.
+// unambiguous framing (or is not followed: after a CONNECT or Upgrade
+// request), else an error wrapping ErrAmbiguousFraming that names the
+// problem. Requests after one whose end the guard could not find (a head
+// over the limit, malformed chunked coding) are refused too.
+//
+// The handler calls Verdict exactly once for every request it is given, in
+// order, before routing or any other answer (the guard does not count
+// OPTIONS *, which net/http answers itself); after an error it answers with
+// the connection closed. Verdict of a nil Guard (HTTP/2) is nil.
 func (g *Guard) Verdict() error {
 	if g == nil {
 		return nil

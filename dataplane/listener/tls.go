@@ -36,18 +36,17 @@ func TLS(inner net.Listener, cfg *tls.Config, handshakeTimeout time.Duration, ma
 
 // NewTLS returns a listener that completes the TLS handshake (with cfg,
 // which must not change afterwards) of every connection inner accepts, each
-// in its own goroutine, before Accept returns the connection: the *tls.Conn
-// itself when ALPN chose "h2" (so that http.Server.Serve, with a nil
-// TLSConfig, hands it to its HTTP/2 server; cfg.NextProtos must offer "h2"),
-// otherwise a Guard around it. A client that sends plain HTTP is answered
-// 400; other failed handshakes close the connection. Close closes inner and
-// the connections not yet returned by Accept, which then returns
-// net.ErrClosed.
+// in its own goroutine, before Accept returns the connection. Accept returns
+// the *tls.Conn itself when ALPN chose "h2" (http.Server.Serve, with a nil
+// TLSConfig, then hands it to its HTTP/2 server; cfg.NextProtos must offer
+// "h2") or another protocol that is not HTTP/1.x, otherwise a Guard around
+// it. A client that sends plain HTTP is answered 400; other failed
+// handshakes close the connection. Close closes inner and the connections
+// not yet returned by Accept, which then returns net.ErrClosed.
 func NewTLS(inner net.Listener, cfg *tls.Config, opts TLSOptions) net.Listener {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &tlsListener{inner: inner, cfg: cfg, opts: opts, ctx: ctx, cancel: cancel, ready: make(chan accepted)}
-	l.wg.Add(1)
-	go l.acceptLoop()
+	l.wg.Go(l.acceptLoop)
 	return l
 }
 
@@ -98,7 +97,6 @@ func (l *tlsListener) Addr() net.Addr {
 }
 
 func (l *tlsListener) acceptLoop() {
-	defer l.wg.Done()
 	for {
 		c, err := l.inner.Accept()
 		if err != nil {
@@ -108,8 +106,7 @@ func (l *tlsListener) acceptLoop() {
 			}
 			continue
 		}
-		l.wg.Add(1)
-		go l.handshake(c)
+		l.wg.Go(func() { l.handshake(c) })
 	}
 }
 
@@ -127,7 +124,6 @@ func (l *tlsListener) deliver(a accepted) bool {
 }
 
 func (l *tlsListener) handshake(raw net.Conn) {
-	defer l.wg.Done()
 	if d := l.opts.HandshakeTimeout; d > 0 {
 		raw.SetDeadline(time.Now().Add(d))
 	}
@@ -140,9 +136,13 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	l.deliver(accepted{conn: l.wrap(tc)})
 }
 
+// wrap returns a Guard around tc when it carries HTTP/1.x, else tc, which
+// net/http hands to the server for its ALPN protocol (in TLSNextProto).
 func (l *tlsListener) wrap(tc *tls.Conn) net.Conn {
 	state := tc.ConnectionState()
-	if state.NegotiatedProtocol == "h2" {
+	switch state.NegotiatedProtocol {
+	case "", "http/1.1", "http/1.0":
+	default:
 		return tc
 	}
 	g := NewGuard(tc, l.opts.MaxHeadBytes)

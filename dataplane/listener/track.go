@@ -262,8 +262,8 @@ func (t *tracker) endHead() {
 		return
 	}
 	// The handler never asks about OPTIONS *, unless the server sets
-	// DisableGeneralOptionsHandler: then it asks one request ahead of the
-	// guard's count, which can refuse early but never lets a request by.
+	// DisableGeneralOptionsHandler: then its count runs ahead of the
+	// guard's, which can refuse a request early but never lets one by.
 	if !t.h.optionsStar {
 		t.next++
 	}

@@ -1,0 +1,41 @@
+# Ramjet's build, test, demo and benchmark entry points. Everything built is
+# cached under .cache/ (git-ignored), so a second run is fast.
+
+GO      ?= go
+CACHE   := $(CURDIR)/.cache
+BIN     := $(CACHE)/bin
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all build test test-short demo bench lint clean
+
+all: build
+
+## build: compile ramjetd and ramjet-ingress into .cache/bin
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## test: run every test (what CI runs)
+test: lint
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+## test-short: the tests without the race detector, for a quick check
+test-short:
+	$(GO) test -count=1 ./...
+
+## lint: formatting and vet
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## demo: run ramjetd with local backends and print commands to try
+demo:
+	./examples/ramjetd/demo.sh
+
+## bench: the data plane's Go benchmarks
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./dataplane/...
+
+clean:
+	rm -rf $(CACHE)
