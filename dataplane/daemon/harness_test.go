@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +38,7 @@ type testDaemon struct {
 
 // startDaemon writes the configuration (a text/template given the test
 // directory as .Dir), starts a daemon on it and stops it when the test ends.
-func startDaemon(t *testing.T, configTemplate string, data map[string]any) *testDaemon {
+func startDaemon(t testing.TB, configTemplate string, data map[string]any) *testDaemon {
 	t.Helper()
 	dir := t.TempDir()
 	td := &testDaemon{dir: dir, config: filepath.Join(dir, "ramjet.yaml")}
@@ -58,7 +59,7 @@ func startDaemon(t *testing.T, configTemplate string, data map[string]any) *test
 }
 
 // write renders the configuration template into the daemon's file.
-func (td *testDaemon) write(t *testing.T, configTemplate string, data map[string]any) {
+func (td *testDaemon) write(t testing.TB, configTemplate string, data map[string]any) {
 	t.Helper()
 	if data == nil {
 		data = map[string]any{}
@@ -84,11 +85,15 @@ func (td *testDaemon) url(listener string) string {
 }
 
 // testLogger sends the daemon's logs to the test log.
-func testLogger(t *testing.T) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+func testLogger(t testing.TB) *slog.Logger {
+	level := slog.LevelDebug
+	if _, bench := t.(*testing.B); bench {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -115,7 +120,7 @@ type backend struct {
 }
 
 // startBackend serves handler on 127.0.0.1 and stops it when the test ends.
-func startBackend(t *testing.T, handler http.HandlerFunc) *backend {
+func startBackend(t testing.TB, handler http.HandlerFunc) *backend {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -293,3 +298,11 @@ func dialUnix(ctx context.Context, path string) (net.Conn, error) {
 func statFile(path string) (os.FileInfo, error) { return os.Stat(path) }
 
 func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }
+
+func mustParseURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}

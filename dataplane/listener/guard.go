@@ -3,14 +3,14 @@
 //
 // Ramjet refuses requests whose framing is ambiguous (Content-Length together
 // with Transfer-Encoding, several differing Content-Length values, a
-// Transfer-Encoding other than chunked, obsolete line folding), because a
-// front proxy that reads such a request differently from Ramjet could smuggle
-// a second request past it. net/http accepts some of these: given both
-// Content-Length and Transfer-Encoding it silently drops Content-Length, and
-// a handler cannot tell that it happened. A Guard therefore sits below the
-// server, follows the raw bytes of each HTTP/1.x connection, and gives the
-// handler a verdict for each request. HTTP/2 has no such ambiguity; its
-// connections are not watched.
+// Transfer-Encoding other than chunked or in an HTTP/1.0 request, obsolete
+// line folding), because a front proxy that reads such a request differently
+// from Ramjet could smuggle a second request past it. net/http accepts some
+// of these: given both Content-Length and Transfer-Encoding it silently drops
+// Content-Length, and a handler cannot tell that it happened. A Guard
+// therefore sits below the server, follows the raw bytes of each HTTP/1.x
+// connection, and gives the handler a verdict for each request. HTTP/2 has no
+// such ambiguity; its connections are not watched.
 //
 // Plain and TLS return listeners whose connections are Guards (TLS returns
 // HTTP/2 connections unwrapped). Serve them with an http.Server whose
