@@ -6,17 +6,27 @@ CACHE   := $(CURDIR)/.cache
 BIN     := $(CACHE)/bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all build test test-short demo bench lint clean
+.PHONY: all deps build test test-short demo bench lint clean
 
 all: build
 
 ## build: compile ramjetd and ramjet-ingress into .cache/bin
-build:
+build: deps
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
+## deps: what building and testing need beyond Go: modules, and a C
+## compiler for the race detector (installed with apt-get when root)
+deps:
+	@command -v gcc >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing gcc for the race detector"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; \
+	  else echo "the race detector needs gcc: install it (apt-get install gcc)"; exit 1; fi; }
+	$(GO) mod download
+
 ## test: run every test (what CI runs)
-test: lint
+test: deps lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 ## test-short: the tests without the race detector, for a quick check

@@ -50,12 +50,6 @@ type application struct {
 	requests     *[6]prometheus.Counter
 }
 
-// notFoundHost answers requests whose host no application serves.
-var notFoundHost = &route{
-	handler: respond.New(http.StatusNotFound, "", "Not Found: no application serves this host\n"),
-	app:     &application{},
-}
-
 // notFoundRoute answers requests that match a domain but no route, when
 // neither the application nor its tenant has a default route.
 var notFoundRoute = respond.New(http.StatusNotFound, "", "Not Found: no route of this host matches the request\n")

@@ -25,6 +25,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/metrics"
 	"github.com/ramjet-dev/ramjet/dataplane/proxy"
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
+	"github.com/ramjet-dev/ramjet/policies/respond"
 )
 
 // Defaults of Options.
@@ -62,6 +63,9 @@ type Daemon struct {
 	// exchanges and recorders lend the per-request objects.
 	exchanges sync.Pool
 	recorders sync.Pool
+
+	// unknownHost answers requests whose host no application serves.
+	unknownHost *route
 
 	current atomic.Pointer[generation]
 	ready   atomic.Bool
@@ -109,6 +113,10 @@ func New(opts Options) (*Daemon, error) {
 	d.recorders.New = func() any { return new(recorder) }
 	d.proxyOptions = proxy.Options{Buffers: proxy.NewBufferPool(), Conns: d.conns, Log: d.log}
 	d.metrics.WatchUpstreams(d.state.Pools)
+	d.unknownHost = &route{
+		handler: respond.New(http.StatusNotFound, "", "Not Found: no application serves this host\n"),
+		app:     &application{requests: d.metrics.RequestCounters("", "")},
+	}
 	fake, err := certs.SelfSigned(certs.FakeCommonName, "ingress.local")
 	if err != nil {
 		return nil, fmt.Errorf("generating the default certificate: %w", err)

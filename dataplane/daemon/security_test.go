@@ -247,3 +247,39 @@ func TestHTTP2Limits(t *testing.T) {
 		t.Errorf("SETTINGS % x does not set MAX_CONCURRENT_STREAMS to 7", payload)
 	}
 }
+
+// TestSlowClientsAreCut checks the read-header and idle timeouts: a client
+// trickling headers and a keep-alive client that goes quiet are both
+// disconnected, and a normal client is served meanwhile.
+func TestSlowClientsAreCut(t *testing.T) {
+	b := startBackend(t, echo("b"))
+	config := strings.Replace(poolConfig, "  admin:", "  limits: {read_header_timeout: 300ms, idle_timeout: 300ms}\n  admin:", 1)
+	td := startDaemon(t, config, map[string]any{"Members": []string{b.addr}})
+	cases := []struct {
+		name  string
+		sends string
+	}{
+		{"headers never finished", "GET / HTTP/1.1\r\nHost: app.test\r\nX-Slow: "},
+		{"idle after a request", "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", td.bound["http"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			io.WriteString(conn, tc.sends)
+			start := time.Now()
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			// Read whatever the server sends until it closes.
+			io.Copy(io.Discard, conn)
+			if elapsed := time.Since(start); elapsed > 3*time.Second {
+				t.Errorf("the connection stayed open %v, want it closed after about 300ms", elapsed)
+			}
+			if status, _, _ := rawGet(t, td.bound["http"], "app.test", "/"); status != 200 {
+				t.Errorf("a normal client got %d", status)
+			}
+		})
+	}
+}

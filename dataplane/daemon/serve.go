@@ -40,7 +40,7 @@ func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gen := e.d.current.Load()
 	rt, captures, ok := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
 	if !ok {
-		rt = notFoundHost
+		rt = e.d.unknownHost
 	}
 	x := e.d.exchanges.Get().(*exchange.Request)
 	e.fill(x, gen, r, path, captures)
@@ -60,9 +60,7 @@ func (e *entry) finish(rt *route, x *exchange.Request, rec *recorder, start time
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if rt.app.requests != nil {
-		rt.app.requests[metrics.ClassIndex(status)].Inc()
-	}
+	rt.app.requests[metrics.ClassIndex(status)].Inc()
 	if e.d.current.Load().config.Server.AccessLog {
 		e.d.log.Info("request", "method", x.HTTP.Method, "host", x.HTTP.Host, "path", x.HTTP.URL.Path,
 			"status", status, "bytes", rec.written, "duration", time.Since(start),

@@ -404,6 +404,11 @@ func wsEchoHandler(w http.ResponseWriter, r *http.Request) {
 	defer conn.Close()
 	conn.SetDeadline(time.Now().Add(4 * streamTimeout))
 	fmt.Fprintf(brw, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n", wsAccept(key))
+	if greeting := r.URL.Query().Get("greet"); greeting != "" {
+		// A server that speaks first: the frame leaves in the same
+		// segment as the 101.
+		wsWriteFrame(brw, 0x1, []byte(greeting), false)
+	}
 	if err := brw.Flush(); err != nil {
 		return
 	}
@@ -432,9 +437,9 @@ type wsConn struct {
 	br   *bufio.Reader
 }
 
-// wsDial opens a WebSocket to ws.test through the listener, over TLS with
-// ALPN http/1.1 for "https", and checks the 101.
-func wsDial(t *testing.T, td *testDaemon, listener string) *wsConn {
+// wsDial opens a WebSocket to ws.test/path through the listener, over TLS
+// with ALPN http/1.1 for "https", and checks the 101.
+func wsDial(t *testing.T, td *testDaemon, listener, path string) *wsConn {
 	t.Helper()
 	var conn net.Conn
 	var err error
@@ -461,7 +466,7 @@ func wsDial(t *testing.T, td *testDaemon, listener string) *wsConn {
 	var raw [16]byte
 	rand.Read(raw[:])
 	key := base64.StdEncoding.EncodeToString(raw[:])
-	handshake := "GET /chat?room=1 HTTP/1.1\r\nHost: ws.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+	handshake := "GET " + path + " HTTP/1.1\r\nHost: ws.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 		"Sec-WebSocket-Key: " + key + "\r\nSec-WebSocket-Version: 13\r\n\r\n"
 	if _, err := io.WriteString(conn, handshake); err != nil {
 		t.Fatal(err)
@@ -503,10 +508,10 @@ func (c *wsConn) expect(t *testing.T, opcode byte, payload []byte) {
 		t.Fatalf("reading the echo of a frame of %d bytes: %v", len(payload), err)
 	}
 	if f.opcode != opcode || !f.fin || f.masked {
-		t.Fatalf("echo: got opcode %#x fin %v masked %v (payload %.60q), want opcode %#x fin true masked false", f.opcode, f.fin, f.masked, f.payload, opcode)
+		t.Fatalf("echo: got opcode %#x fin %v masked %v (payload %s), want opcode %#x fin true masked false", f.opcode, f.fin, f.masked, abbrev(f.payload), opcode)
 	}
 	if !bytes.Equal(f.payload, payload) {
-		t.Fatalf("echo payload: got %d bytes %.40q, want %d bytes %.40q", len(f.payload), f.payload, len(payload), payload)
+		t.Fatalf("echo payload: got %s, want %s", abbrev(f.payload), abbrev(payload))
 	}
 	wantCode := byte(len(payload))
 	switch {
@@ -544,7 +549,7 @@ func TestWebSocket(t *testing.T) {
 
 	for _, listener := range []string{"http", "https"} {
 		t.Run("echo over "+listener, func(t *testing.T) {
-			c := wsDial(t, td, listener)
+			c := wsDial(t, td, listener, "/chat?room=1")
 			c.echo(t, 0x1, []byte("hello"))
 			c.echo(t, 0x1, []byte("world, a second text frame"))
 			c.echo(t, 0x1, medium)
@@ -553,8 +558,14 @@ func TestWebSocket(t *testing.T) {
 		})
 	}
 
+	t.Run("server speaks first", func(t *testing.T) {
+		c := wsDial(t, td, "http", "/chat?greet=welcome")
+		c.expect(t, 0x1, []byte("welcome"))
+		c.echo(t, 0x1, []byte("hello"))
+	})
+
 	t.Run("a reload keeps an open WebSocket", func(t *testing.T) {
-		c := wsDial(t, td, "http")
+		c := wsDial(t, td, "http", "/chat")
 		c.echo(t, 0x1, []byte("before the reload"))
 		before := td.current.Load().number
 		td.write(t, streamWSConfig, data)
@@ -564,7 +575,7 @@ func TestWebSocket(t *testing.T) {
 		c.echo(t, 0x1, []byte("after the reload"))
 		c.echo(t, 0x2, large)
 		// A new WebSocket works on the new generation too.
-		c2 := wsDial(t, td, "http")
+		c2 := wsDial(t, td, "http", "/chat")
 		c2.echo(t, 0x1, []byte("new connection"))
 	})
 }
@@ -627,11 +638,20 @@ func grpcEchoHandler(w http.ResponseWriter, r *http.Request) {
 }
 
 // grpcCall sends one unary call through ramjetd's TLS listener over HTTP/2.
-func grpcCall(t *testing.T, c *http.Client, td *testDaemon, host string, msg []byte) (*http.Response, []byte) {
+// With unknownLength the request has no content-length, as grpc-go sends
+// it.
+func grpcCall(t *testing.T, c *http.Client, td *testDaemon, host string, msg []byte, unknownLength bool) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, td.url("https")+grpcPath, bytes.NewReader(grpcMessage(msg)))
+	var reqBody io.Reader = bytes.NewReader(grpcMessage(msg))
+	if unknownLength {
+		reqBody = io.MultiReader(reqBody) // hides the length from net/http
+	}
+	req, err := http.NewRequest(http.MethodPost, td.url("https")+grpcPath, reqBody)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if unknownLength {
+		req.ContentLength = -1
 	}
 	req.Host = host
 	req.Header.Set("Content-Type", "application/grpc")
@@ -663,7 +683,7 @@ func checkGRPCOK(t *testing.T, resp *http.Response, body, msg []byte) {
 		t.Fatalf("answer %q: %v", body, err)
 	}
 	if want := append([]byte("echo: "), msg...); !bytes.Equal(got, want) {
-		t.Fatalf("message: got %q, want %q", got, want)
+		t.Fatalf("message: got %s, want %s", abbrev(got), abbrev(want))
 	}
 	if got := resp.Trailer.Get("Grpc-Status"); got != "0" {
 		t.Errorf("trailer Grpc-Status: got %q, want \"0\" (trailers %v, headers %v)", got, resp.Trailer, resp.Header)
@@ -705,18 +725,25 @@ func TestGRPCOverH2C(t *testing.T) {
 	td := startDaemon(t, streamGRPCConfig, map[string]any{"H2C": h2c.addr, "Plain": plain.addr})
 	c := h2Client(t)
 
-	t.Run("unary call with trailers", func(t *testing.T) {
-		for i, msg := range [][]byte{[]byte("hello"), bytes.Repeat([]byte{0, 1, 2, 0xff}, 20<<10)} {
-			resp, body := grpcCall(t, c, td, "grpc.test", msg)
-			checkGRPCOK(t, resp, body, msg)
-			if t.Failed() {
-				t.Fatalf("call %d failed", i)
-			}
-		}
-	})
+	calls := []struct {
+		name          string
+		msg           []byte
+		unknownLength bool
+	}{
+		{"small message", []byte("hello"), false},
+		{"80 KiB message", bytes.Repeat([]byte{0, 1, 2, 0xff}, 20<<10), false},
+		{"message without content-length", []byte("streamed hello"), true},
+		{"80 KiB message without content-length", bytes.Repeat([]byte{0xff, 0, 1, 2}, 20<<10), true},
+	}
+	for _, tc := range calls {
+		t.Run("unary call with trailers, "+tc.name, func(t *testing.T) {
+			resp, body := grpcCall(t, c, td, "grpc.test", tc.msg, tc.unknownLength)
+			checkGRPCOK(t, resp, body, tc.msg)
+		})
+	}
 
 	t.Run("gRPC to an HTTP/1.1 pool is 502", func(t *testing.T) {
-		resp, body := grpcCall(t, c, td, "grpc-h1.test", []byte("hello"))
+		resp, body := grpcCall(t, c, td, "grpc-h1.test", []byte("hello"), false)
 		if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), "backend-protocol") {
 			t.Fatalf("got %d %q, want 502 with a body mentioning backend-protocol", resp.StatusCode, body)
 		}
@@ -751,7 +778,7 @@ func TestGRPCOverTLSH2(t *testing.T) {
 	td := startDaemon(t, streamGRPCTLSConfig, map[string]any{"CA": caFile, "H2": be.addr})
 	c := h2Client(t)
 	msg := []byte("over TLS")
-	resp, body := grpcCall(t, c, td, "grpcs.test", msg)
+	resp, body := grpcCall(t, c, td, "grpcs.test", msg, true)
 	checkGRPCOK(t, resp, body, msg)
 }
 
@@ -845,6 +872,15 @@ tenants:
     pools:
       files: {members: ["{{.Backend}}"]}
 `
+
+// abbrev describes bytes for a failure message: quoted when short, by
+// length, start and digest when long.
+func abbrev(b []byte) string {
+	if len(b) <= 64 {
+		return fmt.Sprintf("%q", b)
+	}
+	return fmt.Sprintf("%d bytes %q... sha256 %.16s", len(b), b[:32], sha256Hex(b))
+}
 
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -1023,7 +1059,7 @@ func TestTrailersHTTP1(t *testing.T) {
 				t.Fatal(err)
 			}
 			if resp.StatusCode != 200 || !bytes.Equal(got, content) {
-				t.Fatalf("got %d and %d bytes, want 200 and %d bytes", resp.StatusCode, len(got), len(content))
+				t.Fatalf("got %d %s, want 200 %s", resp.StatusCode, abbrev(got), abbrev(content))
 			}
 			for name, want := range tc.want {
 				if got := resp.Trailer.Get(name); got != want {
