@@ -77,7 +77,7 @@ func streamTLSConfig(t *testing.T, certPEM, keyPEM []byte, protos ...string) *tl
 	return &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: protos}
 }
 
-// protocols returns an http.Protocols with exactly the ones named set.
+// streamProtocols returns an http.Protocols with exactly the ones named set.
 func streamProtocols(http1, http2, h2c bool) *http.Protocols {
 	p := new(http.Protocols)
 	p.SetHTTP1(http1)
