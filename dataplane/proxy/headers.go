@@ -94,27 +94,37 @@ func prepareRequestHeaders(x *exchange.Request) {
 
 // setForwardingHeaders sets X-Forwarded-For, -Host, -Proto, -Port and
 // X-Real-IP. Incoming values are kept (X-Forwarded-For extended) only when
-// the peer is a trusted proxy; from anyone else they are replaced.
+// the peer is a trusted proxy; from anyone else they are replaced. The new
+// values share one backing array: one allocation instead of five.
 func setForwardingHeaders(x *exchange.Request, h http.Header) {
 	peer := x.Peer.String()
+	client := peer
+	if x.ClientIP != x.Peer {
+		client = x.ClientIP.String()
+	}
 	if !x.PeerTrusted {
 		for _, name := range forwardingHeaders {
 			delete(h, name)
 		}
 	}
+	values := make([]string, 5)
+	set := func(i int, name, value string) {
+		values[i] = value
+		h[name] = values[i : i+1 : i+1]
+	}
 	if prior := h["X-Forwarded-For"]; len(prior) > 0 {
-		h["X-Forwarded-For"] = []string{strings.Join(prior, ", ") + ", " + peer}
+		set(0, "X-Forwarded-For", strings.Join(prior, ", ")+", "+peer)
 	} else {
-		h["X-Forwarded-For"] = []string{peer}
+		set(0, "X-Forwarded-For", peer)
 	}
 	if _, ok := h["X-Forwarded-Host"]; !ok {
-		h["X-Forwarded-Host"] = []string{x.HTTP.Host}
+		set(1, "X-Forwarded-Host", x.HTTP.Host)
 	}
 	if _, ok := h["X-Forwarded-Port"]; !ok && x.Port != "" {
-		h["X-Forwarded-Port"] = []string{x.Port}
+		set(2, "X-Forwarded-Port", x.Port)
 	}
-	h["X-Forwarded-Proto"] = []string{x.Scheme}
-	h["X-Real-Ip"] = []string{x.ClientIP.String()}
+	set(3, "X-Forwarded-Proto", x.Scheme)
+	set(4, "X-Real-Ip", client)
 }
 
 // newRequestID returns 32 random hex digits, like nginx's $request_id.
