@@ -100,6 +100,8 @@ func TestLoad(t *testing.T) {
 		{name: "key of another curve", cert: f.ecLeaf, key: f.p384Key, wantErr: "the key is ECDSA P-384, the certificate's is ECDSA P-256"},
 		{name: "certificate in key file", cert: f.ecLeaf, key: f.ecLeaf, wantErr: `key PEM: the PEM block is not a private key (its type is "CERTIFICATE")`},
 		{name: "two keys", cert: f.ecLeaf, key: cat(f.ecKey, f.ecKey8), wantErr: "key PEM: holds 2 PEM blocks, want exactly one private key"},
+		{name: "EC parameters before the key", cert: f.ecLeaf, key: cat(ecParameters, f.ecKey), wantCN: "ec.example.com", wantChain: 1},
+		{name: "EC parameters after the key", cert: f.ecLeaf, key: cat(f.ecKey, ecParameters), wantErr: "key PEM: holds 2 PEM blocks, want exactly one private key"},
 		{name: "key and certificate in key file", cert: f.ecLeaf, key: cat(f.ecKey, f.ecLeaf), wantErr: "key PEM: holds 2 PEM blocks"},
 		{name: "key trailing garbage", cert: f.ecLeaf, key: cat(f.ecKey, []byte("junk")), wantErr: "key PEM: data after PEM block 1 is not PEM"},
 		{name: "key malformed", cert: f.ecLeaf, key: malformedKey(f.ecKey), wantErr: "key PEM: PEM block 1 is malformed"},
@@ -225,3 +227,7 @@ func TestLoadFiles(t *testing.T) {
 		})
 	}
 }
+
+// ecParameters is the block `openssl ecparam -name prime256v1 -genkey`
+// writes before the key: the curve's OID.
+var ecParameters = []byte("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n")

@@ -85,12 +85,17 @@ func parseCertificates(data []byte) ([]*x509.Certificate, error) {
 }
 
 // parseKey parses a PEM private key: exactly one block of PKCS#1 RSA,
-// PKCS#8 (RSA, ECDSA or Ed25519) or SEC1 EC. Its errors never include the
-// key's bytes nor the parser's message about them.
+// PKCS#8 (RSA, ECDSA or Ed25519) or SEC1 EC, optionally after an
+// "EC PARAMETERS" block as `openssl ecparam -genkey` writes it (nginx and
+// Go's tls.X509KeyPair accept those files too). Its errors never include
+// the key's bytes nor the parser's message about them.
 func parseKey(data []byte) (crypto.Signer, error) {
 	blocks, err := pemBlocks(data)
 	if err != nil {
 		return nil, err
+	}
+	if len(blocks) == 2 && blocks[0].Type == "EC PARAMETERS" {
+		blocks = blocks[1:]
 	}
 	if len(blocks) != 1 {
 		return nil, fmt.Errorf("holds %d PEM blocks, want exactly one private key", len(blocks))
