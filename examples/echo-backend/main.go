@@ -51,7 +51,10 @@ func main() {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       time.Minute,
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// SIGTERM stops gracefully. SIGINT is left alone: run by hand, Ctrl-C
+	// ends the process; started in the background by demo.sh, it ignores
+	// Ctrl-C and the script stops it.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
