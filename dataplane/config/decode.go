@@ -69,10 +69,17 @@ var yamlKinds = map[string]string{
 	"map": "a mapping", "seq": "a list", "null": "nothing", "timestamp": "a timestamp",
 }
 
+// stringTypes are the configuration's named string types.
+var stringTypes = map[string]bool{
+	"config.Scheme": true, "config.MembersFrom": true, "config.Balance": true, "config.HashBy": true,
+}
+
 // goKind names Go target types the way a configuration author thinks of
 // them.
 func goKind(t string) string {
 	switch {
+	case stringTypes[t]:
+		return "a string"
 	case strings.HasPrefix(t, "map["), strings.HasPrefix(t, "config."):
 		return "a mapping"
 	case strings.HasPrefix(t, "[]"):
@@ -93,7 +100,7 @@ func goKind(t string) string {
 func readableYAMLError(err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+		return syntaxError(err)
 	}
 	var all *multierror.Error
 	for _, msg := range te.Errors {
@@ -108,12 +115,28 @@ func rewriteYAMLMessage(msg string) string {
 		return fmt.Sprintf("%s: unknown field %q in %s", m[1], m[2], strings.ToLower(m[3]))
 	}
 	if m := wrongType.FindStringSubmatch(msg); m != nil {
+		if m[2] == "int" && strings.HasPrefix(m[3], "-") && strings.HasPrefix(m[4], "uint") {
+			return fmt.Sprintf("%s: %q is below 0, want a number 0 or more", m[1], m[3])
+		}
 		return fmt.Sprintf("%s: %q is %s, want %s", m[1], m[3], yamlKinds[m[2]], goKind(m[4]))
 	}
 	if m := wrongKind.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("%s: found %s, want %s", m[1], yamlKinds[m[2]], goKind(m[3]))
 	}
 	return msg
+}
+
+// syntaxError words a YAML syntax error. yaml.v3 leaves the line out of
+// errors on the first line (it counts lines from 0 there); those get it back.
+func syntaxError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	switch {
+	case strings.HasPrefix(msg, "line "):
+		return errors.New(msg)
+	case strings.Contains(msg, "control characters"):
+		return errors.New("the file holds control characters, which YAML does not allow")
+	}
+	return errors.New("line 1: " + msg)
 }
 
 // ListFormat formats a list of errors one per line, as ramjetd validate

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +131,11 @@ tenants:
         members:
 `
 
+// selfContradiction finds messages such as "found a mapping, want a
+// mapping" or `"-1" is a number, want a number (uint32)`, which do not tell
+// the author what is wrong.
+var selfContradiction = regexp.MustCompile(`(?:is|found) (a \w+), want (a \w+)`)
+
 // TestDecodeErrors checks that each kind of decoding mistake is an error
 // that names its line and says what is wrong in the file's terms.
 func TestDecodeErrors(t *testing.T) {
@@ -206,6 +212,32 @@ func TestDecodeErrors(t *testing.T) {
 			phrase: "found a mapping, want a list",
 		},
 		{
+			name:   "string where a boolean is wanted",
+			yaml:   "server:\n  listeners: {}\n  access_log: maybe\n",
+			line:   3,
+			phrase: `"maybe" is a string, want a boolean (true or false)`,
+		},
+		{
+			// Balance, Scheme, MembersFrom and HashBy are string types of
+			// package config, not mappings.
+			name:   "mapping where a balance name is wanted",
+			yaml:   head + "          - 10.0.0.1:80\n        balance: {kind: hash}\n",
+			line:   11,
+			phrase: "found a mapping, want a string",
+		},
+		{
+			name:   "list where a scheme is wanted",
+			yaml:   head + "          - 10.0.0.1:80\n        scheme: [http, h2c]\n",
+			line:   11,
+			phrase: "found a list, want a string",
+		},
+		{
+			name:   "negative member weight",
+			yaml:   head + "          - address: 10.0.0.1:80\n            weight: -1\n",
+			line:   11,
+			phrase: `"-1"`,
+		},
+		{
 			name:   "member that is a list",
 			yaml:   head + "          - [10.0.0.1, 80]\n",
 			line:   10,
@@ -264,6 +296,12 @@ func TestDecodeErrors(t *testing.T) {
 			yaml:   head + "          - 10.0.0.1:80\n---\nserver: {}\n",
 			line:   11,
 			phrase: "a second YAML document",
+		},
+		{
+			name:   "syntax error in a second document",
+			yaml:   head + "          - 10.0.0.1:80\n---\nserver:\n\tlisteners: {}\n",
+			line:   13,
+			phrase: "found character that cannot start any token",
 		},
 		{
 			name:   "garbage character",
@@ -329,6 +367,9 @@ func TestDecodeErrors(t *testing.T) {
 			}
 			if tc.line > 0 && !mentionsLine(msg, tc.line) {
 				t.Errorf("Decode: got error %q, want it to name line %d", msg, tc.line)
+			}
+			if m := selfContradiction.FindStringSubmatch(msg); m != nil && m[1] == m[2] {
+				t.Errorf("Decode: got error %q, which contradicts itself (%q)", msg, m[0])
 			}
 			if strings.HasPrefix(msg, "yaml: ") || strings.Contains(msg, "config.") || strings.Contains(msg, "!!") {
 				t.Errorf("Decode: got error %q, want it in the file's terms (no yaml:, config. or !! jargon)", msg)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ func (d Duration) String() string { return time.Duration(d).String() }
 func (d *Duration) UnmarshalYAML(node *yaml.Node) error {
 	v, err := parseDuration(node.Value)
 	if err != nil || node.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: %q is not a duration (write it like 10s, 1m30s or 500ms)", node.Line, node.Value)
+		return typeError(node.Line, "%q is not a duration (write it like 10s, 1m30s or 500ms)", node.Value)
 	}
 	*d = v
 	return nil
@@ -46,6 +47,9 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()
 
 // UnmarshalJSON reads a duration string.
 func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("%s is not a duration string", b)
@@ -88,7 +92,7 @@ func (b ByteSize) Or(def int64) int64 {
 func (b *ByteSize) UnmarshalYAML(node *yaml.Node) error {
 	v, err := ParseByteSize(node.Value)
 	if err != nil || node.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: %q is not a size (write it like 65536, 64k or 10MiB)", node.Line, node.Value)
+		return typeError(node.Line, "%q is not a size (write it like 65536, 64k or 10MiB)", node.Value)
 	}
 	*b = v
 	return nil
@@ -96,6 +100,9 @@ func (b *ByteSize) UnmarshalYAML(node *yaml.Node) error {
 
 // UnmarshalJSON reads a size given as a number or a string.
 func (b *ByteSize) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil
+	}
 	s := strings.Trim(string(data), `"`)
 	v, err := ParseByteSize(s)
 	if err != nil {
@@ -133,6 +140,8 @@ func ParseByteSize(s string) (ByteSize, error) {
 }
 
 // UnmarshalYAML reads a member written as a mapping or as its address.
+// Problems are reported as yaml type errors, so decoding goes on and the
+// file's other problems are reported too.
 func (m *Member) UnmarshalYAML(node *yaml.Node) error {
 	switch node.Kind {
 	case yaml.ScalarNode:
@@ -140,10 +149,17 @@ func (m *Member) UnmarshalYAML(node *yaml.Node) error {
 		return nil
 	case yaml.MappingNode:
 	default:
-		return fmt.Errorf("line %d: a member is an address or a mapping with address and weight", node.Line)
+		return typeError(node.Line, "a member is an address or a mapping with address and weight")
 	}
+	var problems []string
+	seen := map[string]int{}
 	for i := 0; i+1 < len(node.Content); i += 2 {
 		key, value := node.Content[i], node.Content[i+1]
+		if first, dup := seen[key.Value]; dup {
+			problems = append(problems, fmt.Sprintf("line %d: mapping key %q already defined at line %d", key.Line, key.Value, first))
+			continue
+		}
+		seen[key.Value] = key.Line
 		var err error
 		switch key.Value {
 		case "address":
@@ -151,11 +167,22 @@ func (m *Member) UnmarshalYAML(node *yaml.Node) error {
 		case "weight":
 			err = value.Decode(&m.Weight)
 		default:
-			return fmt.Errorf("line %d: field %s not found in type config.Member", key.Line, key.Value)
+			problems = append(problems, fmt.Sprintf("line %d: field %s not found in type config.Member", key.Line, key.Value))
 		}
-		if err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			problems = append(problems, te.Errors...)
+		} else if err != nil {
 			return err
 		}
 	}
+	if len(problems) > 0 {
+		return &yaml.TypeError{Errors: problems}
+	}
 	return nil
+}
+
+// typeError reports one problem the way yaml.v3 reports type errors.
+func typeError(line int, format string, args ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)}}
 }

@@ -107,7 +107,7 @@ func (c *Config) Validate() error {
 			for i, d := range app.Domains {
 				where := tname + "/" + aname
 				if d == "*" {
-					if catchAll != "" {
+					if catchAll != "" && catchAll != where {
 						l.add(fmt.Sprintf("%s.domains[%d]", apath, i), `the catch-all domain "*" is already held by %s; at most one application may hold it`, catchAll)
 					}
 					catchAll = where
@@ -204,6 +204,10 @@ func ParsePrefix(s string) (netip.Prefix, error) {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
 			return netip.Prefix{}, fmt.Errorf("%q is not a CIDR", s)
+		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			// Peers are compared unmapped, so must the prefix be.
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
 		}
 		return p.Masked(), nil
 	}
@@ -305,19 +309,19 @@ func (m *Match) validate(l *errorList, path string, budget *regexBudget) {
 	default:
 		if _, err := CompilePathRegex(p.Regex); err != nil {
 			l.add(path+".path.regex", "%v", err)
-		} else if err := budget.spend(p.Regex); err != nil {
+		} else if err := budget.spend(p.Regex, false); err != nil {
 			l.add(path+".path.regex", "%v", err)
 		}
 	}
 	for i, h := range m.Headers {
 		hpath := fmt.Sprintf("%s.headers[%d]", path, i)
 		l.addErr(hpath+".name", ValidateHeaderName(h.Name))
-		validateValueMatch(l, hpath, h.Exact, h.Regex)
+		validateValueMatch(l, hpath, h.Exact, h.Regex, budget)
 	}
 	for i, c := range m.Cookies {
 		cpath := fmt.Sprintf("%s.cookies[%d]", path, i)
 		l.addErr(cpath+".name", ValidateCookieName(c.Name))
-		validateValueMatch(l, cpath, c.Exact, c.Regex)
+		validateValueMatch(l, cpath, c.Exact, c.Regex, budget)
 	}
 }
 
@@ -341,13 +345,15 @@ func (m *Match) key() string {
 	return path + " " + strings.Join(parts, " ")
 }
 
-func validateValueMatch(l *errorList, path, exact, re string) {
+func validateValueMatch(l *errorList, path, exact, re string, budget *regexBudget) {
 	if exact != "" && re != "" {
 		l.add(path, "exact and regex exclude each other")
 	}
 	l.addErr(path+".exact", ValidateHeaderValue(exact))
 	if re != "" {
 		if _, err := CompileValueRegex(re); err != nil {
+			l.add(path+".regex", "%v", err)
+		} else if err := budget.spend(re, true); err != nil {
 			l.add(path+".regex", "%v", err)
 		}
 	}
@@ -432,9 +438,11 @@ func (p *Pool) validate(l *errorList, path string) {
 		if !p.Scheme.UsesTLS() {
 			l.add(path+".tls", "only applies to the schemes https and h2")
 		}
-		if p.TLS.ServerName != "" {
-			if net.ParseIP(p.TLS.ServerName) == nil {
-				l.addErr(path+".tls.server_name", ValidateDomain(p.TLS.ServerName))
+		if name := p.TLS.ServerName; name != "" && net.ParseIP(name) == nil {
+			if strings.HasPrefix(name, "*") {
+				l.add(path+".tls.server_name", "%q: must be one name, not a wildcard: it is the name verified in the member's certificate", name)
+			} else {
+				l.addErr(path+".tls.server_name", ValidateDomain(name))
 			}
 		}
 	}
@@ -525,8 +533,8 @@ func (c *AffinityCookie) validate(l *errorList, path string) {
 	if c.Path != "" && (!strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, ";\r\n\x00 ")) {
 		l.add(path+".path", "must start with / and hold no ';', spaces or control characters")
 	}
-	if c.Domain != "" && ValidateDomain(strings.TrimPrefix(c.Domain, ".")) != nil {
-		l.add(path+".domain", "%q is not a domain", c.Domain)
+	if d := strings.TrimPrefix(c.Domain, "."); c.Domain != "" && (strings.HasPrefix(d, "*") || ValidateDomain(d) != nil) {
+		l.add(path+".domain", "%q is not a domain (a cookie domain has no wildcard; .example.com covers the subdomains)", c.Domain)
 	}
 	switch c.SameSite {
 	case "", "Lax", "Strict", "None":
