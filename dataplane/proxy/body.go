@@ -57,8 +57,8 @@ func (b *requestBody) err() error {
 	if b.streamed == nil {
 		return nil
 	}
-	if err, _ := b.streamed.readErr.Load().(error); err != nil {
-		return clientBodyError(err)
+	if err := b.streamed.readErr.Load(); err != nil {
+		return clientBodyError(*err)
 	}
 	return nil
 }
@@ -78,14 +78,14 @@ func clientBodyError(err error) error {
 type countingBody struct {
 	src     io.ReadCloser
 	n       atomic.Int64
-	readErr atomic.Value
+	readErr atomic.Pointer[error]
 }
 
 func (c *countingBody) Read(p []byte) (int, error) {
 	n, err := c.src.Read(p)
 	c.n.Add(int64(n))
 	if err != nil && err != io.EOF {
-		c.readErr.CompareAndSwap(nil, err)
+		c.readErr.CompareAndSwap(nil, &err)
 	}
 	return n, err
 }

@@ -46,7 +46,7 @@ func classify(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, err.Error()
 	case errors.Is(err, errClientBody):
 		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, errGRPCToHTTP1):
+	case errors.Is(err, errGRPCToHTTP1), errors.Is(err, errBadUpgrade):
 		return http.StatusBadGateway, err.Error()
 	case errors.As(err, &netErr) && netErr.Timeout():
 		if upstream.IsDialError(err) {

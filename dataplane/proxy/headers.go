@@ -75,7 +75,10 @@ func prepareRequestHeaders(x *exchange.Request) {
 	upgrade := upgradeType(h)
 	wantsTrailers := headerHasToken(h, "Te", "trailers")
 	removeHopHeaders(h)
-	if upgrade != "" {
+	// h2c upgrades are never passed on: a member that accepted one would
+	// take the connection out of ramjetd's routing and policies (h2c
+	// smuggling). The request goes on as plain HTTP/1.1.
+	if upgrade != "" && !strings.EqualFold(upgrade, "h2c") {
 		h["Connection"] = []string{"Upgrade"}
 		h["Upgrade"] = []string{upgrade}
 	}

@@ -9,9 +9,10 @@
 // member it has not tried, only while nothing has been sent to the client,
 // and then only after a failed connect (any method), or for GET, HEAD,
 // OPTIONS, PUT and DELETE after a 502, 503 or 504, a timeout, or a
-// connection broken before the response head. A request whose body was
-// already sent is retried only when the body was small enough to be kept
-// (ReplayBodyLimit); a POST that reached a member is never sent again.
+// connection broken before the response head. A request with a body is
+// retried after reaching a member only when the body was small enough to be
+// kept (ReplayBodyLimit); a streamed body is retried only after a failed
+// connect; a POST that reached a member is never sent again.
 package proxy
 
 import (
@@ -120,6 +121,7 @@ type forwarding struct {
 	w    http.ResponseWriter
 	x    *exchange.Request
 
+	set       *balancer.Set
 	out       *http.Request
 	body      *requestBody
 	key       uint64
@@ -134,28 +136,34 @@ func (f *forwarding) run() {
 		writeError(f.w, r, err)
 		return
 	}
+	// One member set for all tries: indices of tried members stay valid
+	// even when the members are replaced meanwhile.
+	f.set = f.pool.Members()
 	tries := min(f.pool.Retries+1, maxTries)
 	var lastErr error = errNoMembers
 	for try := 0; try < tries; try++ {
-		if try > 0 {
-			f.pool.Stats.Retries.Add(1)
-			f.resetForRetry()
-		}
 		m := f.pick()
 		if m == nil {
 			break
 		}
+		if try > 0 {
+			f.pool.Stats.Retries.Add(1)
+			f.resetForRetry()
+		}
 		resp, err := f.roundTrip(m)
-		if err == nil && f.retryStatus(resp.StatusCode) && try+1 < tries && f.anotherMember() && f.canRetry(nil) {
+		if err == nil {
+			if !f.retryStatus(resp.StatusCode) {
+				f.respond(m, resp)
+				return
+			}
 			m.Stats.Failures.Add(1)
+			if try+1 == tries || !f.anotherMember() || !f.canRetry(nil) {
+				f.respond(m, resp)
+				return
+			}
 			discard(resp)
 			m.Stats.InFlight.Add(-1)
-			lastErr = nil
 			continue
-		}
-		if err == nil {
-			f.respond(m, resp)
-			return
 		}
 		m.Stats.InFlight.Add(-1)
 		if r.Context().Err() != nil {
@@ -226,14 +234,13 @@ func (f *forwarding) resetForRetry() {
 // pick chooses an untried member, counting it in flight; nil when none is
 // left.
 func (f *forwarding) pick() *balancer.Member {
-	set := f.pool.Members()
-	i := f.pool.Algorithm.Pick(set, f.key, f.tried[:f.ntried])
+	i := f.pool.Algorithm.Pick(f.set, f.key, f.tried[:f.ntried])
 	if i < 0 {
 		return nil
 	}
 	f.tried[f.ntried] = i
 	f.ntried++
-	m := set.Member(i)
+	m := f.set.Member(i)
 	m.Stats.InFlight.Add(1)
 	m.Stats.Requests.Add(1)
 	return m
@@ -252,19 +259,22 @@ func (f *forwarding) roundTrip(m *balancer.Member) (*http.Response, error) {
 // anotherMember reports whether the pool has a member this request has not
 // tried.
 func (f *forwarding) anotherMember() bool {
-	return f.ntried < f.pool.Members().Len()
+	return f.ntried < f.set.Len()
 }
 
 // canRetry applies the retry rule to the error of the last try (nil for a
 // 502, 503 or 504 answer).
 func (f *forwarding) canRetry(err error) bool {
-	if f.body.sentAndLost() {
+	if f.body.err() != nil || errors.Is(err, context.Canceled) {
 		return false
 	}
 	if err != nil && upstream.IsDialError(err) {
-		return true
+		// Nothing reached the member, not even a byte of a streamed body.
+		return !f.body.sentAndLost()
 	}
-	if f.body.err() != nil || errors.Is(err, context.Canceled) {
+	if f.body.streamed != nil {
+		// The member got the head and may be reading the body (or the
+		// transport still is): a streamed body cannot be sent again.
 		return false
 	}
 	return idempotent(f.x.HTTP.Method)

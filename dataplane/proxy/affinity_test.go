@@ -1,0 +1,224 @@
+package proxy
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/balancer"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+	"github.com/ramjet-dev/ramjet/dataplane/upstream"
+)
+
+// buildPool builds a pool in a fresh State with the members at addrs.
+func buildPool(t *testing.T, cfg config.Pool, addrs ...string) *upstream.Pool {
+	t.Helper()
+	for _, a := range addrs {
+		cfg.Members = append(cfg.Members, config.Member{Address: a})
+	}
+	p, err := upstream.NewState().Build("test", &cfg)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	t.Cleanup(p.Transport.CloseIdleConnections)
+	return p
+}
+
+func hashPool(t *testing.T, h config.Hash) *upstream.Pool {
+	return buildPool(t, config.Pool{Balance: config.BalanceHash, Hash: &h}, "127.0.0.1:1", "127.0.0.1:2")
+}
+
+func exchangeFor(r *http.Request) *exchange.Request {
+	return &exchange.Request{
+		HTTP: r, Path: r.URL.Path,
+		ClientIP: netip.MustParseAddr("192.0.2.10"), Peer: netip.MustParseAddr("192.0.2.10"),
+		Scheme: "http", Port: "80",
+	}
+}
+
+func TestHashKeyNotHash(t *testing.T) {
+	for _, balance := range []config.Balance{config.BalanceRoundRobin, config.BalanceLeastConn} {
+		p := buildPool(t, config.Pool{Balance: balance}, "127.0.0.1:1")
+		key, cookie := hashKey(p, exchangeFor(httptest.NewRequest("GET", "/", nil)))
+		if key != 0 || cookie != "" {
+			t.Errorf("%s: hashKey = (%d, %q), want (0, \"\")", balance, key, cookie)
+		}
+	}
+}
+
+func TestHashKeyClientIP(t *testing.T) {
+	p := hashPool(t, config.Hash{By: config.HashByClientIP})
+	tests := []struct {
+		name string
+		ip   string
+	}{
+		{name: "IPv4", ip: "192.0.2.10"},
+		{name: "IPv6", ip: "2001:db8::10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := exchangeFor(httptest.NewRequest("GET", "/", nil))
+			x.ClientIP = netip.MustParseAddr(tt.ip)
+			ip := x.ClientIP.As16()
+			key, cookie := hashKey(p, x)
+			if want := balancer.HashBytes(ip[:]); key != want || cookie != "" {
+				t.Errorf("hashKey = (%d, %q), want (%d, \"\")", key, cookie, want)
+			}
+		})
+	}
+	x1 := exchangeFor(httptest.NewRequest("GET", "/", nil))
+	x2 := exchangeFor(httptest.NewRequest("GET", "/", nil))
+	x2.ClientIP = netip.MustParseAddr("192.0.2.11")
+	if k1, _ := hashKey(p, x1); k1 == mustKey(hashKey(p, x2)) {
+		t.Errorf("two client addresses have the same key %d", k1)
+	}
+}
+
+func mustKey(k uint64, _ string) uint64 { return k }
+
+func TestHashKeyHeader(t *testing.T) {
+	p := hashPool(t, config.Hash{By: config.HashByHeader, Header: "X-User"})
+	tests := []struct {
+		name   string
+		value  string // "" for no header
+		stable bool
+	}{
+		{name: "present", value: "alice", stable: true},
+		{name: "absent", value: "", stable: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys := map[uint64]bool{}
+			for range 5 {
+				r := httptest.NewRequest("GET", "/", nil)
+				if tt.value != "" {
+					r.Header.Set("x-user", tt.value)
+				}
+				key, cookie := hashKey(p, exchangeFor(r))
+				if cookie != "" {
+					t.Errorf("Set-Cookie = %q, want none", cookie)
+				}
+				if tt.stable && key != balancer.HashKey(tt.value) {
+					t.Errorf("key = %d, want HashKey(%q) = %d", key, tt.value, balancer.HashKey(tt.value))
+				}
+				keys[key] = true
+			}
+			if tt.stable && len(keys) != 1 {
+				t.Errorf("%d different keys for the same header, want 1", len(keys))
+			}
+			if !tt.stable && len(keys) < 2 {
+				t.Errorf("the same key for every request without the header, want a random point each time")
+			}
+		})
+	}
+}
+
+func TestHashKeyCookie(t *testing.T) {
+	tests := []struct {
+		name       string
+		cookie     *config.AffinityCookie // nil for the defaults
+		scheme     string
+		sent       string // Cookie header, "" for none
+		wantKeyOf  string // the key is HashKey of this value ("" when a cookie is set)
+		wantSet    bool
+		wantName   string
+		wantPath   string
+		wantDomain string
+		wantMaxAge int
+		wantSecure bool
+		wantSame   http.SameSite
+	}{
+		{name: "existing cookie", sent: "a=1; INGRESSCOOKIE=abc", wantKeyOf: "abc"},
+		{name: "existing quoted cookie", sent: `INGRESSCOOKIE="abc"`, wantKeyOf: "abc"},
+		{name: "existing named cookie", cookie: &config.AffinityCookie{Name: "sid"}, sent: "sid=zz", wantKeyOf: "zz"},
+		{name: "missing, defaults", wantSet: true, wantName: "INGRESSCOOKIE", wantPath: "/"},
+		{name: "other cookie only", sent: "a=1", wantSet: true, wantName: "INGRESSCOOKIE", wantPath: "/"},
+		{name: "empty value counts as missing", sent: "INGRESSCOOKIE=", wantSet: true, wantName: "INGRESSCOOKIE", wantPath: "/"},
+		{name: "missing on https", scheme: "https", wantSet: true, wantName: "INGRESSCOOKIE", wantPath: "/", wantSecure: true},
+		{name: "missing, configured", cookie: &config.AffinityCookie{Name: "sid", Path: "/app", Domain: "example.com",
+			MaxAge: config.Duration(2 * time.Hour), Secure: true, SameSite: "Lax"},
+			wantSet: true, wantName: "sid", wantPath: "/app", wantDomain: "example.com", wantMaxAge: 7200, wantSecure: true, wantSame: http.SameSiteLaxMode},
+		{name: "SameSite Strict", cookie: &config.AffinityCookie{SameSite: "Strict"},
+			wantSet: true, wantName: "INGRESSCOOKIE", wantPath: "/", wantSame: http.SameSiteStrictMode},
+		{name: "SameSite None", cookie: &config.AffinityCookie{SameSite: "None", Secure: true},
+			wantSet: true, wantName: "INGRESSCOOKIE", wantPath: "/", wantSecure: true, wantSame: http.SameSiteNoneMode},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := hashPool(t, config.Hash{By: config.HashByCookie, Cookie: tt.cookie})
+			r := httptest.NewRequest("GET", "/", nil)
+			if tt.sent != "" {
+				r.Header.Set("Cookie", tt.sent)
+			}
+			x := exchangeFor(r)
+			if tt.scheme != "" {
+				x.Scheme = tt.scheme
+			}
+			key, setCookie := hashKey(p, x)
+			if !tt.wantSet {
+				if setCookie != "" {
+					t.Errorf("Set-Cookie = %q, want none for a client that has the cookie", setCookie)
+				}
+				if want := balancer.HashKey(tt.wantKeyOf); key != want {
+					t.Errorf("key = %d, want HashKey(%q) = %d", key, tt.wantKeyOf, want)
+				}
+				return
+			}
+			c, err := http.ParseSetCookie(setCookie)
+			if err != nil {
+				t.Fatalf("Set-Cookie %q does not parse: %v", setCookie, err)
+			}
+			if c.Name != tt.wantName || c.Path != tt.wantPath || c.Domain != tt.wantDomain || c.MaxAge != tt.wantMaxAge ||
+				c.Secure != tt.wantSecure || c.SameSite != tt.wantSame || !c.HttpOnly {
+				t.Errorf("Set-Cookie %q = {name %s path %s domain %s max-age %d secure %v samesite %v httponly %v}, "+
+					"want {name %s path %s domain %s max-age %d secure %v samesite %v httponly true}", setCookie,
+					c.Name, c.Path, c.Domain, c.MaxAge, c.Secure, c.SameSite, c.HttpOnly,
+					tt.wantName, tt.wantPath, tt.wantDomain, tt.wantMaxAge, tt.wantSecure, tt.wantSame)
+			}
+			if c.Value == "" {
+				t.Errorf("Set-Cookie %q has an empty value", setCookie)
+			}
+			if want := balancer.HashKey(c.Value); key != want {
+				t.Errorf("key = %d, want HashKey of the cookie's value %q = %d, so the next request goes to the same member", key, c.Value, want)
+			}
+			if tt.wantMaxAge > 0 {
+				if d := time.Until(c.Expires); d < time.Duration(tt.wantMaxAge-60)*time.Second || d > time.Duration(tt.wantMaxAge+60)*time.Second {
+					t.Errorf("Expires = %v (in %v), want about %ds from now", c.Expires, d, tt.wantMaxAge)
+				}
+			} else if !c.Expires.IsZero() {
+				t.Errorf("Expires = %v on a session cookie, want none", c.Expires)
+			}
+
+			// The client that sends it back gets the same key, and no new cookie.
+			r2 := httptest.NewRequest("GET", "/", nil)
+			r2.Header.Set("Cookie", c.Name+"="+c.Value)
+			key2, set2 := hashKey(p, exchangeFor(r2))
+			if key2 != key || set2 != "" {
+				t.Errorf("with the cookie set: hashKey = (%d, %q), want (%d, \"\")", key2, set2, key)
+			}
+		})
+	}
+}
+
+func TestHashKeyCookieValuesDiffer(t *testing.T) {
+	p := hashPool(t, config.Hash{By: config.HashByCookie})
+	seen := map[string]bool{}
+	for range 50 {
+		_, sc := hashKey(p, exchangeFor(httptest.NewRequest("GET", "/", nil)))
+		c, err := http.ParseSetCookie(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := strconv.ParseUint(c.Value, 36, 64); err != nil {
+			t.Errorf("cookie value %q is not a base-36 number", c.Value)
+		}
+		seen[c.Value] = true
+	}
+	if len(seen) < 50 {
+		t.Errorf("%d different values in 50 new cookies, want 50", len(seen))
+	}
+}

@@ -1,0 +1,65 @@
+package httpsredirect
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+)
+
+func TestServe(t *testing.T) {
+	tests := []struct {
+		name         string
+		scheme       string // exchange.Request.Scheme
+		host         string
+		target       string // request target as the client sent it
+		path         string // normalised path, as routing sets it
+		wantStatus   int
+		wantLocation string
+		wantNext     bool
+	}{
+		{name: "plain http", scheme: "http", host: "example.com", target: "/a", path: "/a",
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a"},
+		{name: "port removed", scheme: "http", host: "example.com:8080", target: "/a", path: "/a",
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a"},
+		{name: "query kept", scheme: "http", host: "example.com", target: "/a?b=1&c=%20", path: "/a",
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a?b=1&c=%20"},
+		{name: "escaped path kept as sent", scheme: "http", host: "example.com", target: "/a%2Fb/%7Ec", path: "/a/b/~c",
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a%2Fb/%7Ec"},
+		{name: "IPv6 host with port", scheme: "http", host: "[2001:db8::1]:8080", target: "/", path: "/",
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://[2001:db8::1]/"},
+		{name: "IPv6 host without port", scheme: "http", host: "[2001:db8::1]", target: "/x", path: "/x",
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://[2001:db8::1]/x"},
+		{name: "https passes", scheme: "https", host: "example.com", target: "/a", path: "/a",
+			wantStatus: http.StatusTeapot, wantNext: true},
+		{name: "ACME challenge passes", scheme: "http", host: "example.com", target: "/.well-known/acme-challenge/tok", path: "/.well-known/acme-challenge/tok",
+			wantStatus: http.StatusTeapot, wantNext: true},
+		{name: "ACME prefix judged on the normalised path", scheme: "http", host: "example.com", target: "/x/../.well-known/acme-challenge/tok", path: "/.well-known/acme-challenge/tok",
+			wantStatus: http.StatusTeapot, wantNext: true},
+		{name: "ACME directory without slash redirected", scheme: "http", host: "example.com", target: "/.well-known/acme-challenge", path: "/.well-known/acme-challenge",
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/.well-known/acme-challenge"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, tt.target, nil)
+			r.Host = tt.host
+			called := false
+			next := exchange.HandlerFunc(func(w http.ResponseWriter, _ *exchange.Request) {
+				called = true
+				w.WriteHeader(http.StatusTeapot)
+			})
+			w := httptest.NewRecorder()
+			Handler{Next: next}.Serve(w, &exchange.Request{HTTP: r, Scheme: tt.scheme, Path: tt.path})
+			if called != tt.wantNext {
+				t.Errorf("next called = %v, want %v", called, tt.wantNext)
+			}
+			if w.Code != tt.wantStatus {
+				t.Errorf("status = %d, want %d", w.Code, tt.wantStatus)
+			}
+			if got := w.Header().Get("Location"); got != tt.wantLocation {
+				t.Errorf("Location = %q, want %q", got, tt.wantLocation)
+			}
+		})
+	}
+}
