@@ -66,7 +66,12 @@ func serve(args []string) error {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
+	go func() {
+		// After the first signal a second one stops the process at once,
+		// without waiting for the drain.
+		<-ctx.Done()
+		stop()
+	}()
 	return d.Run(ctx)
 }
 

@@ -115,6 +115,9 @@ func Listen(path string) (net.Listener, error) {
 			return nil, err
 		}
 	}
+	// The umask is process-wide; ramjetd listens on its socket at start,
+	// before anything else creates files, so the socket is never visible
+	// with wider permissions even for an instant.
 	old := syscall.Umask(0o177)
 	l, err := net.Listen("unix", path)
 	syscall.Umask(old)

@@ -58,6 +58,10 @@ type Set struct {
 	ring     ring
 }
 
+// PrepareRing builds the consistent-hashing ring now instead of on the
+// first Hash.Pick, so that no request of a hash pool pays for it.
+func (s *Set) PrepareRing() { s.hashRing() }
+
 // hashRing returns the consistent-hashing ring, building it on first use.
 func (s *Set) hashRing() *ring {
 	s.ringOnce.Do(func() { s.ring = newRing(s.members) })

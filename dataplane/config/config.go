@@ -44,13 +44,14 @@ type Listener struct {
 	TLS *ListenerTLS `yaml:"tls,omitempty" json:"tls,omitempty"`
 }
 
-// ListenerTLS is the TLS setting of a listener.
+// ListenerTLS is the TLS setting of a listener. When both files are empty
+// ramjetd generates a self-signed ECDSA P-256 default certificate at start
+// ("Ramjet Ingress Controller Fake Certificate").
 type ListenerTLS struct {
-	// CertFile and KeyFile are PEM files of the default certificate. When
-	// both are empty ramjetd generates a self-signed ECDSA P-256 certificate
-	// at start ("Ramjet Ingress Controller Fake Certificate").
+	// CertFile is the PEM certificate chain of the default certificate.
 	CertFile string `yaml:"cert_file,omitempty" json:"cert_file,omitempty"`
-	KeyFile  string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
+	// KeyFile is the PEM private key of the default certificate.
+	KeyFile string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
 }
 
 // Health is the health and metrics listener.
@@ -77,8 +78,12 @@ type Limits struct {
 	// IdleTimeout closes a keep-alive connection idle for this long. Zero
 	// means 60s.
 	IdleTimeout Duration `yaml:"idle_timeout,omitempty" json:"idle_timeout,omitempty"`
-	// MaxRequestBodyBytes is the default limit on a request body; above it
-	// the answer is 413. Zero means 10 MiB; a route may set its own.
+	// ReadBodyTimeout bounds the wait for each read of a request body (as
+	// nginx's client_body_timeout); over it the answer is 408. Zero means
+	// 60s.
+	ReadBodyTimeout Duration `yaml:"read_body_timeout,omitempty" json:"read_body_timeout,omitempty"`
+	// MaxRequestBodyBytes is the limit on a request body; above it the
+	// answer is 413. Zero means 10 MiB.
 	MaxRequestBodyBytes ByteSize `yaml:"max_request_body_bytes,omitempty" json:"max_request_body_bytes,omitempty"`
 	// HTTP2MaxConcurrentStreams bounds the streams of one HTTP/2
 	// connection. Zero means 128.
@@ -119,8 +124,10 @@ type Application struct {
 
 // CertificateFiles names a PEM certificate chain and its private key.
 type CertificateFiles struct {
+	// CertFile is the PEM certificate chain, leaf first.
 	CertFile string `yaml:"cert_file" json:"cert_file"`
-	KeyFile  string `yaml:"key_file" json:"key_file"`
+	// KeyFile is the PEM private key of the leaf.
+	KeyFile string `yaml:"key_file" json:"key_file"`
 }
 
 // Route is a match, an action and the policies applied before the action.
@@ -138,6 +145,7 @@ type Route struct {
 // DefaultRoute is a route without a match: the answer for requests no route
 // takes.
 type DefaultRoute struct {
+	// Action is what the default route does.
 	Action Action `yaml:"action" json:"action"`
 }
 
@@ -168,6 +176,7 @@ type PathMatch struct {
 // HeaderMatch tests one request header. With neither Exact nor Regex the
 // header only has to be present.
 type HeaderMatch struct {
+	// Name is the header's name, matched case-insensitively.
 	Name string `yaml:"name" json:"name"`
 	// Exact compares the value case-sensitively.
 	Exact string `yaml:"exact,omitempty" json:"exact,omitempty"`
@@ -178,8 +187,11 @@ type HeaderMatch struct {
 // CookieMatch tests one cookie of the Cookie header. With neither Exact nor
 // Regex the cookie only has to be present.
 type CookieMatch struct {
-	Name  string `yaml:"name" json:"name"`
+	// Name is the cookie's name, matched case-sensitively.
+	Name string `yaml:"name" json:"name"`
+	// Exact compares the value case-sensitively.
 	Exact string `yaml:"exact,omitempty" json:"exact,omitempty"`
+	// Regex must match the whole value (RE2).
 	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
 }
 
@@ -197,6 +209,7 @@ type Action struct {
 
 // WeightedPool is one choice of a weighted action.
 type WeightedPool struct {
+	// Pool names a pool of the tenant.
 	Pool string `yaml:"pool" json:"pool"`
 	// Weight is relative to the other choices; 0 sends nothing.
 	Weight uint32 `yaml:"weight" json:"weight"`
@@ -204,6 +217,7 @@ type WeightedPool struct {
 
 // Redirect answers with Location set to URL, used literally.
 type Redirect struct {
+	// URL is the Location of the answer, as written.
 	URL string `yaml:"url" json:"url"`
 	// Code is 301, 302, 303, 307 or 308. Zero means 301.
 	Code int `yaml:"code,omitempty" json:"code,omitempty"`
@@ -211,6 +225,7 @@ type Redirect struct {
 
 // Respond answers with a fixed status and body.
 type Respond struct {
+	// Status is the status code, 200..599.
 	Status int `yaml:"status" json:"status"`
 	// ContentType defaults to "text/plain; charset=utf-8".
 	ContentType string `yaml:"content_type,omitempty" json:"content_type,omitempty"`

@@ -32,7 +32,7 @@ func ReadFile(path string) (*Config, []byte, error) {
 	}
 	cfg, err := Decode(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, prefixEach(path, err)
 	}
 	return cfg, data, nil
 }
@@ -137,6 +137,16 @@ func syntaxError(err error) error {
 		return errors.New("the file holds control characters, which YAML does not allow")
 	}
 	return errors.New("line 1: " + msg)
+}
+
+// prefixEach puts "path: " before each of the errors err lists.
+func prefixEach(path string, err error) error {
+	var all *multierror.Error
+	for _, e := range Errors(err) {
+		all = multierror.Append(all, fmt.Errorf("%s: %w", path, e))
+	}
+	all.ErrorFormat = ListFormat
+	return all
 }
 
 // ListFormat formats a list of errors one per line, as ramjetd validate

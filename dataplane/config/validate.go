@@ -18,6 +18,7 @@ const (
 	DefaultMaxHeaderBytes            = 64 << 10
 	DefaultReadHeaderTimeout         = 10 * time.Second
 	DefaultIdleTimeout               = 60 * time.Second
+	DefaultReadBodyTimeout           = 60 * time.Second
 	DefaultMaxRequestBodyBytes       = 10 << 20
 	DefaultHTTP2MaxConcurrentStreams = 128
 	DefaultRetries                   = 2
@@ -192,6 +193,9 @@ func (lim *Limits) validate(l *errorList) {
 	}
 	if lim.IdleTimeout.Std() > time.Hour {
 		l.add("server.limits.idle_timeout", "must be at most 1h")
+	}
+	if lim.ReadBodyTimeout.Std() > time.Hour {
+		l.add("server.limits.read_body_timeout", "must be at most 1h")
 	}
 	if lim.HTTP2MaxConcurrentStreams > 10000 {
 		l.add("server.limits.http2_max_concurrent_streams", "must be 1..10000")
@@ -613,6 +617,11 @@ func ValidateRoutePath(p string) error {
 	if strings.Contains(p, "//") {
 		return fmt.Errorf("must not hold //; requests are matched with repeated slashes merged")
 	}
+	for i := strings.IndexByte(p, '%'); i >= 0 && i+2 < len(p); i = nextPercent(p, i) {
+		if isHex(p[i+1]) && isHex(p[i+2]) {
+			return fmt.Errorf("must not hold percent-encoding (%s); requests are matched after decoding, so write the character itself", p[i:i+3])
+		}
+	}
 	for seg := range strings.SplitSeq(p, "/") {
 		if seg == "." || seg == ".." {
 			return fmt.Errorf("must not hold . or .. segments; requests are matched with them resolved")
@@ -654,6 +663,18 @@ func ValidateHeaderValue(v string) error {
 		}
 	}
 	return nil
+}
+
+// nextPercent returns the index of the next '%' of p after i, or -1.
+func nextPercent(p string, i int) int {
+	if j := strings.IndexByte(p[i+1:], '%'); j >= 0 {
+		return i + 1 + j
+	}
+	return -1
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 func isTokenChar(c byte) bool {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ramjet-dev/ramjet/dataplane/admin"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
 )
 
@@ -67,14 +68,25 @@ func describePool(p *upstream.Pool, withMembers bool) admin.Pool {
 	return out
 }
 
-// applicationsOf lists the tenant and application names of a generation,
-// for forgetting the metrics of applications that are gone.
-func applicationsOf(gen *generation) [][2]string {
+// configOf is the configuration of a generation, nil for none.
+func configOf(gen *generation) *config.Config {
 	if gen == nil {
 		return nil
 	}
+	return gen.config
+}
+
+// applicationsOf lists the tenant and application names of a configuration,
+// for forgetting the metrics of applications that are gone.
+func applicationsOf(cfg *config.Config) [][2]string {
+	if cfg == nil {
+		return nil
+	}
 	var apps [][2]string
-	for tname, t := range gen.config.Tenants {
+	for tname, t := range cfg.Tenants {
+		if t == nil {
+			continue
+		}
 		for aname := range t.Applications {
 			apps = append(apps, [2]string{tname, aname})
 		}
@@ -82,9 +94,16 @@ func applicationsOf(gen *generation) [][2]string {
 	return apps
 }
 
-func poolsOf(gen *generation) []string {
-	if gen == nil {
+// poolsOf lists the pool names of a configuration.
+func poolsOf(cfg *config.Config) []string {
+	if cfg == nil {
 		return nil
 	}
-	return sortedKeys(gen.pools)
+	var pools []string
+	for _, t := range cfg.Tenants {
+		if t != nil {
+			pools = append(pools, sortedKeys(t.Pools)...)
+		}
+	}
+	return pools
 }

@@ -35,6 +35,8 @@ type generation struct {
 	certs   map[string]*certs.Store // by TLS listener name
 	trusted []netip.Prefix
 	pools   map[string]*upstream.Pool
+	// bodyTimeout bounds each read of a request body.
+	bodyTimeout time.Duration
 }
 
 // route is what a lookup finds: the compiled handler chain and the
@@ -92,6 +94,8 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 		certs:   c.stores,
 		trusted: trustedPrefixes(cfg.Server.TrustedProxies),
 		pools:   c.pools,
+
+		bodyTimeout: cfg.Server.Limits.ReadBodyTimeout.Or(config.DefaultReadBodyTimeout),
 	}, nil
 }
 

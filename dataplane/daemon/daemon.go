@@ -28,7 +28,7 @@ import (
 	"github.com/ramjet-dev/ramjet/policies/respond"
 )
 
-// Defaults of Options.
+// The defaults of ramjetd's --drain-delay and --shutdown-timeout.
 const (
 	DefaultDrainDelay      = 5 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
@@ -41,9 +41,10 @@ type Options struct {
 	ConfigPath string
 	// DrainDelay is how long the daemon keeps serving after a shutdown
 	// begins, with /readyz failing, so that load balancers stop sending.
+	// Zero shuts down at once.
 	DrainDelay time.Duration
 	// ShutdownTimeout bounds the wait for requests in flight once the
-	// listeners are closed.
+	// listeners are closed. Zero waits for none.
 	ShutdownTimeout time.Duration
 	// Log receives the daemon's logs; nil means slog.Default().
 	Log *slog.Logger
@@ -92,12 +93,6 @@ type namedServer struct {
 // New loads and compiles the configuration file. It binds nothing; Start
 // does.
 func New(opts Options) (*Daemon, error) {
-	if opts.DrainDelay == 0 {
-		opts.DrainDelay = DefaultDrainDelay
-	}
-	if opts.ShutdownTimeout == 0 {
-		opts.ShutdownTimeout = DefaultShutdownTimeout
-	}
 	d := &Daemon{
 		opts:    opts,
 		log:     opts.Log,
@@ -162,6 +157,10 @@ func (d *Daemon) load() (uint64, error) {
 		if gen, err = d.compile(cfg, raw); err == nil {
 			return d.swap(gen), nil
 		}
+		// Compiling registered the metric series of the refused file's
+		// applications and pools; drop those the serving one lacks.
+		current := d.current.Load()
+		d.metrics.Forget(applicationsOf(cfg), applicationsOf(configOf(current)), poolsOf(cfg), poolsOf(configOf(current)))
 	}
 	d.metrics.ReloadFailures.Inc()
 	d.log.Warn("configuration refused; the previous one keeps serving", "file", d.opts.ConfigPath, "error", err)
@@ -178,7 +177,7 @@ func (d *Daemon) swap(gen *generation) uint64 {
 	}
 	d.current.Store(gen)
 	d.state.Commit(gen.pools)
-	d.metrics.Forget(applicationsOf(old), applicationsOf(gen), poolsOf(old), poolsOf(gen))
+	d.metrics.Forget(applicationsOf(configOf(old)), applicationsOf(gen.config), poolsOf(configOf(old)), poolsOf(gen.config))
 	d.metrics.Reloads.Inc()
 	d.metrics.Generation.Set(float64(gen.number))
 	d.metrics.LastReload.Set(float64(gen.loaded.Unix()))
@@ -232,7 +231,7 @@ func fixedDifference(started, next *config.Server) string {
 	case started.Admin != next.Admin:
 		return "the admin socket (server.admin)"
 	case !reflect.DeepEqual(serverLimits(started.Limits), serverLimits(next.Limits)):
-		return "the connection limits (server.limits other than max_request_body_bytes)"
+		return "the connection limits (server.limits other than max_request_body_bytes and read_body_timeout)"
 	}
 	return ""
 }
@@ -254,6 +253,7 @@ func sameListeners(a, b map[string]*config.Listener) bool {
 // is applied per route and may change.
 func serverLimits(l config.Limits) config.Limits {
 	l.MaxRequestBodyBytes = 0
+	l.ReadBodyTimeout = 0
 	return l
 }
 

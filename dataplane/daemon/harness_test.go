@@ -268,6 +268,22 @@ func rawGet(t *testing.T, addr, host, path string) (int, string, http.Header) {
 	return resp.StatusCode, string(body), resp.Header
 }
 
+// dialRaw writes request bytes to a new connection and returns it with a
+// reader of what comes back.
+func dialRaw(t *testing.T, addr, request string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, request); err != nil {
+		t.Fatal(err)
+	}
+	return conn, bufio.NewReader(conn)
+}
+
 // rawRequest writes request bytes to a new connection and reads one
 // response.
 func rawRequest(t *testing.T, addr, request string) *http.Response {
@@ -287,17 +303,6 @@ func rawRequest(t *testing.T, addr, request string) *http.Response {
 	}
 	return resp
 }
-
-type netConn = net.Conn
-
-func dialUnix(ctx context.Context, path string) (net.Conn, error) {
-	var d net.Dialer
-	return d.DialContext(ctx, "unix", path)
-}
-
-func statFile(path string) (os.FileInfo, error) { return os.Stat(path) }
-
-func bufioReader(r io.Reader) *bufio.Reader { return bufio.NewReader(r) }
 
 func mustParseURL(s string) *url.URL {
 	u, err := url.Parse(s)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,8 +181,9 @@ func TestRefusedReloadKeepsServing(t *testing.T) {
 func TestAdminAPIErrors(t *testing.T) {
 	b := startBackend(t, echo("b"))
 	td := startDaemon(t, poolConfig, map[string]any{"Members": []string{b.addr}})
-	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (netConn, error) {
-		return dialUnix(ctx, td.socket)
+	c := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", td.socket)
 	}}}
 	cases := []struct {
 		name, method, path, body string
@@ -219,7 +222,7 @@ func TestAdminAPIErrors(t *testing.T) {
 
 func TestAdminSocketMode(t *testing.T) {
 	td := startDaemon(t, poolConfig, map[string]any{"Members": []string{closedAddr(t)}})
-	fi, err := statFile(td.socket)
+	fi, err := os.Stat(td.socket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,4 +248,41 @@ func scrape(t *testing.T, td *testDaemon) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestRefusedReloadLeavesNoMetrics checks that a refused file's
+// applications and pools leave no metric series behind.
+func TestRefusedReloadLeavesNoMetrics(t *testing.T) {
+	b := startBackend(t, echo("b"))
+	td := startDaemon(t, poolConfig, map[string]any{"Members": []string{b.addr}})
+	// Valid, but refused when compiled: its certificate file is missing.
+	ghost := poolConfig + `      ghostpool: {members: ["127.0.0.1:1"]}
+  other:
+    applications:
+      ghost:
+        domains: [ghost.test]
+        tls: {cert_file: /nonexistent/ghost.crt, key_file: /nonexistent/ghost.key}
+        routes: [{match: {path: {prefix: /}}, action: {pool: ghostpool2}}]
+    pools:
+      ghostpool2: {members: ["127.0.0.1:1"]}
+`
+	td.write(t, ghost, map[string]any{"Members": []string{b.addr}})
+	if _, err := td.admin.Reload(context.Background()); err == nil {
+		t.Fatal("the reload was accepted, want a refusal")
+	}
+	td.write(t, poolConfig, map[string]any{"Members": []string{b.addr}})
+	td.reload(t)
+	if m := scrape(t, td); strings.Contains(m, "ghost") {
+		t.Errorf("metrics name the refused file's application or pool:\n%s", grepLines(m, "ghost"))
+	}
+}
+
+func grepLines(text, word string) string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.Contains(line, word) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"crypto/tls"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -112,5 +111,4 @@ func TestRouting(t *testing.T) {
 			t.Errorf("common name %q", cn)
 		}
 	})
-	_ = http.StatusOK
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -57,32 +58,47 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 }
 
-// Shutdown drains: /readyz fails at once while serving goes on for the
-// drain delay, then the listeners close and requests in flight get up to
-// the shutdown timeout; upgraded connections still open then are closed.
+// Shutdown drains: /readyz fails at once and keep-alive connections are
+// told to close after their next answer, while serving goes on for the drain
+// delay; then the listeners close together and requests in flight get up to
+// the shutdown timeout, upgraded connections (WebSockets) included; what is
+// still open then is closed.
 func (d *Daemon) Shutdown() {
 	d.ready.Store(false)
+	for _, s := range d.servers {
+		s.server.SetKeepAlivesEnabled(false)
+	}
 	d.log.Info("shutting down: readiness off, still serving", "drain_delay", d.opts.DrainDelay)
 	time.Sleep(d.opts.DrainDelay)
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.ShutdownTimeout)
 	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		for _, s := range d.servers {
-			s.server.Shutdown(ctx)
-		}
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
+	var wg sync.WaitGroup
+	for _, s := range d.servers {
+		wg.Go(func() { s.server.Shutdown(ctx) })
 	}
+	wg.Wait()
+	d.waitForUpgraded(ctx)
 	for _, s := range d.servers {
 		s.server.Close()
 	}
 	d.conns.CloseAll()
 	d.closeAll()
 	d.log.Info("stopped")
+}
+
+// waitForUpgraded waits until no upgraded connection is left or ctx ends;
+// http.Server.Shutdown does not know about them.
+func (d *Daemon) waitForUpgraded(ctx context.Context) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for d.conns.Len() > 0 {
+		select {
+		case <-ctx.Done():
+			d.log.Info("closing upgraded connections still open", "count", d.conns.Len())
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // closeAll closes everything without waiting.
@@ -124,7 +140,12 @@ func (d *Daemon) startAdmin() error {
 
 func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 	lim := d.started.Limits
-	maxHeader := int(lim.MaxHeaderBytes.Or(config.DefaultMaxHeaderBytes))
+	// net/http reads MaxHeaderBytes plus 4096 bytes of slack (for the
+	// request line) before it answers 431: ask for the configured limit
+	// less the slack, so that a head over the limit is refused. The guard
+	// follows heads as long as net/http reads them.
+	maxHeader := max(int(lim.MaxHeaderBytes.Or(config.DefaultMaxHeaderBytes))-4096, 1024)
+	guardHead := maxHeader + 4096
 	inner, err := net.Listen("tcp", cfg.Address)
 	if err != nil {
 		return fmt.Errorf("server.listeners.%s: %w", name, err)
@@ -132,7 +153,7 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 	_, port, _ := net.SplitHostPort(inner.Addr().String())
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
-	ln := listener.Plain(inner, maxHeader)
+	ln := listener.Plain(inner, guardHead)
 	if cfg.TLS != nil {
 		protocols.SetHTTP2(true)
 		tlsConfig := &tls.Config{
@@ -140,7 +161,7 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 			NextProtos:     []string{"h2", "http/1.1"},
 			GetCertificate: d.certificateFor(name),
 		}
-		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), maxHeader)
+		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), guardHead)
 	}
 	srv := &http.Server{
 		Handler:           &entry{d: d, tls: cfg.TLS != nil, port: port},

@@ -1,9 +1,10 @@
 package daemon
 
 import (
-	"context"
+	"bufio"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -30,22 +31,42 @@ func TestSmugglingAndOversizedHeaders(t *testing.T) {
 		{"space before colon", "GET / HTTP/1.1\r\nHost: app.test\r\nX-A : b\r\n\r\n", 400},
 		{"CONNECT", "CONNECT app.test:443 HTTP/1.1\r\nHost: app.test:443\r\n\r\n", 405},
 		{"headers over 64 KiB", "GET / HTTP/1.1\r\nHost: app.test\r\nX-Big: " + big + "\r\n\r\n", 431},
-		{"headers under 64 KiB", "GET / HTTP/1.1\r\nHost: app.test\r\nX-Big: " + big[:60<<10] + "\r\n\r\n", 200},
+		{"headers just over 64 KiB", "GET / HTTP/1.1\r\nHost: app.test\r\nX-Big: " + big[:65<<10] + "\r\n\r\n", 431},
+		{"CONNECT then a smuggling attempt", "CONNECT app.test:443 HTTP/1.1\r\nHost: app.test:443\r\n\r\n" + smuggle, 405},
+		{"refused upgrade then a smuggling attempt", "GET / HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n" + smuggle, 200},
+		{"headers under 64 KiB", "GET / HTTP/1.1\r\nHost: app.test\r\nConnection: close\r\nX-Big: " + big[:60<<10] + "\r\n\r\n", 200},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := b.requests.Load()
-			resp := rawRequest(t, td.bound["http"], tc.request)
-			resp.Body.Close()
+			conn, br := dialRaw(t, td.bound["http"], tc.request)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("reading the answer: %v", err)
+			}
+			io.Copy(io.Discard, resp.Body)
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
 			}
-			if tc.status != 200 && b.requests.Load() != before {
-				t.Error("the refused request reached the member")
+			wantHits := int64(0)
+			if tc.status == 200 {
+				wantHits = 1
+			}
+			if hits := b.requests.Load() - before; hits != wantHits {
+				t.Errorf("the member saw %d requests, want %d: nothing refused or following may pass", hits, wantHits)
+			}
+			// Whatever followed on the connection is never answered as a
+			// request of its own: the connection closes.
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if rest, _ := io.ReadAll(br); len(rest) > 0 && !strings.HasPrefix(string(rest), "HTTP/1.1 400") {
+				t.Errorf("after the answer the connection carried %q", rest)
 			}
 		})
 	}
 }
+
+// smuggle is a request with ambiguous framing hiding a second one.
+const smuggle = "POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: 35\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: app.test\r\n\r\n"
 
 // TestSmugglingOverTLS checks the framing guard also watches HTTP/1.1 over
 // TLS.
@@ -58,7 +79,7 @@ func TestSmugglingOverTLS(t *testing.T) {
 	}
 	defer conn.Close()
 	io.WriteString(conn, "POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
-	resp, err := http.ReadResponse(bufioReader(conn), nil)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,8 +148,10 @@ func TestGracefulShutdown(t *testing.T) {
 	if status, _, _ := rawGet(t, td.bound["health"], "localhost", "/readyz"); status != 503 {
 		t.Errorf("/readyz during the drain: %d, want 503", status)
 	}
-	if status, body, err := send(t, client(), td, http.MethodGet, "/", nil); status != 200 || body != "done" {
-		t.Errorf("a new request during the drain: %d %q %v, want 200", status, body, err)
+	resp := rawRequest(t, td.bound["http"], "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Errorf("a keep-alive request during the drain: %d, close %t; want 200 with Connection: close", resp.StatusCode, resp.Close)
 	}
 	close(release)
 	wg.Wait()
@@ -211,7 +234,6 @@ tenants:
 	if names := conn.ConnectionState().PeerCertificates[0].DNSNames; len(names) != 2 {
 		t.Errorf("after reload the certificate names %v, want the renewed one", names)
 	}
-	_ = context.Background
 }
 
 func TestHTTP2Limits(t *testing.T) {
@@ -282,4 +304,46 @@ func TestSlowClientsAreCut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRequestBodyTimeout checks that a client announcing a body and not
+// sending it is answered 408 after read_body_timeout, and that a long
+// answer after a complete body is not cut by that timeout.
+func TestRequestBodyTimeout(t *testing.T) {
+	b := startBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.URL.Path == "/long" {
+			for i := range 4 {
+				fmt.Fprintf(w, "part %d\n", i)
+				w.(http.Flusher).Flush()
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	})
+	config := strings.Replace(poolConfig, "  admin:", "  limits: {read_body_timeout: 300ms}\n  admin:", 1)
+	td := startDaemon(t, config, map[string]any{"Members": []string{b.addr}})
+	for _, length := range []string{"100", "200000"} {
+		t.Run("announced "+length+" bytes, sent 3", func(t *testing.T) {
+			conn, err := net.Dial("tcp", td.bound["http"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			io.WriteString(conn, "POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: "+length+"\r\n\r\nabc")
+			conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no answer: %v", err)
+			}
+			if resp.StatusCode != http.StatusRequestTimeout {
+				t.Errorf("status %d, want 408", resp.StatusCode)
+			}
+		})
+	}
+	t.Run("long answer after a complete body", func(t *testing.T) {
+		status, body, err := send(t, client(), td, http.MethodPost, "/long", []byte("payload"))
+		if err != nil || status != 200 || !strings.HasSuffix(body, "part 3\n") {
+			t.Errorf("got %d %q %v, want the four parts", status, body, err)
+		}
+	})
 }

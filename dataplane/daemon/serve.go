@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"io"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -29,10 +30,11 @@ func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.Method == http.MethodConnect {
+		w.Header().Set("Connection", "close")
 		http.Error(w, "Method Not Allowed: ramjetd is not a forward proxy", http.StatusMethodNotAllowed)
 		return
 	}
-	path, err := router.NormalizePath(r.URL.Path)
+	path, err := router.NormalizePath(requestPath(r))
 	if err != nil {
 		http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
@@ -46,6 +48,13 @@ func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.fill(x, gen, r, path, captures)
 	rec := e.d.recorders.Get().(*recorder)
 	rec.ResponseWriter = w
+	// An HTTP/1.1 upgrade that does not switch protocols closes the
+	// connection after the answer: the framing guard stopped following the
+	// stream at the upgrade, so nothing more may be read from it.
+	rec.closeUnlessSwitched = r.ProtoMajor == 1 && isUpgrade(r.Header)
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		r.Body = &timedBody{body: r.Body, rc: http.NewResponseController(w), timeout: gen.bodyTimeout}
+	}
 	start := time.Now()
 	e.d.metrics.InFlight.Inc()
 	defer e.finish(rt, x, rec, start)
@@ -133,29 +142,92 @@ func clientFromForwardedFor(values []string, trusted []netip.Prefix, fallback ne
 	return client
 }
 
+// requestPath is the path of r; an absolute-form request target without a
+// path ("GET http://host HTTP/1.1") asks for "/", as nginx reads it.
+func requestPath(r *http.Request) string {
+	if r.URL.Path == "" && r.URL.Host != "" {
+		return "/"
+	}
+	return r.URL.Path
+}
+
+// isUpgrade reports whether a request asks to switch protocols, by the
+// rule the framing guard uses.
+func isUpgrade(h http.Header) bool {
+	if len(h["Upgrade"]) == 0 || h["Upgrade"][0] == "" {
+		return false
+	}
+	for _, line := range h["Connection"] {
+		for token := range strings.SplitSeq(line, ",") {
+			if strings.EqualFold(strings.TrimSpace(token), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// timedBody bounds the wait for each read of a request body, as nginx's
+// client_body_timeout: a client that announces a body and trickles it (or
+// sends nothing) holds a request only that long.
+type timedBody struct {
+	body    io.ReadCloser
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (b *timedBody) Read(p []byte) (int, error) {
+	b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	n, err := b.body.Read(p)
+	if err != nil {
+		// The body is over: net/http's own read of the connection (which
+		// notices a client going away while the answer streams) must not
+		// inherit the deadline, or a long answer would be cut.
+		b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+func (b *timedBody) Close() error {
+	b.rc.SetReadDeadline(time.Time{})
+	return b.body.Close()
+}
+
 // recorder is the ResponseWriter handlers see: it remembers the status and
 // the bytes written, and lets http.ResponseController reach the server's
 // writer (flushes, hijacking).
 type recorder struct {
 	http.ResponseWriter
-	status  int
-	written int64
+	status              int
+	written             int64
+	closeUnlessSwitched bool
 }
 
 func (r *recorder) WriteHeader(code int) {
 	if r.status == 0 && code >= 200 {
 		r.status = code
+		if r.closeUnlessSwitched {
+			r.Header().Set("Connection", "close")
+		}
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *recorder) Write(p []byte) (int, error) {
 	if r.status == 0 {
-		r.status = http.StatusOK
+		r.WriteHeader(http.StatusOK)
 	}
 	n, err := r.ResponseWriter.Write(p)
 	r.written += int64(n)
 	return n, err
+}
+
+// RecordStatus keeps a status that is not written: 499 for a client that
+// went away, 101 for a switch written on the hijacked connection.
+func (r *recorder) RecordStatus(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
 }
 
 // Flush sends buffered data to the client.

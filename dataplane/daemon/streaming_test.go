@@ -1072,3 +1072,34 @@ func TestTrailersHTTP1(t *testing.T) {
 		})
 	}
 }
+
+// TestShutdownWaitsForWebSockets checks that an open WebSocket may go on
+// during the shutdown timeout (http.Server.Shutdown does not know about it)
+// and is closed when the timeout ends.
+func TestShutdownWaitsForWebSockets(t *testing.T) {
+	be := startBackend(t, wsEchoHandler)
+	td := startDaemon(t, streamWSConfig, map[string]any{"Backend": be.addr})
+	td.opts.DrainDelay = 0
+	td.opts.ShutdownTimeout = time.Second
+	c := wsDial(t, td, "http", "/chat")
+	c.echo(t, 0x1, []byte("before"))
+	stopped := make(chan time.Time, 1)
+	start := time.Now()
+	go func() {
+		td.Shutdown()
+		stopped <- time.Now()
+	}()
+	time.Sleep(300 * time.Millisecond)
+	c.echo(t, 0x1, []byte("during the shutdown timeout"))
+	select {
+	case end := <-stopped:
+		if elapsed := end.Sub(start); elapsed < 900*time.Millisecond {
+			t.Errorf("shutdown ended after %v with a WebSocket open, want the 1s timeout", elapsed)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("shutdown did not end")
+	}
+	if td.conns.Len() != 0 {
+		t.Errorf("%d upgraded connections left after shutdown", td.conns.Len())
+	}
+}

@@ -58,3 +58,19 @@ func (f HandlerFunc) Serve(w http.ResponseWriter, x *Request) { f(w, x) }
 
 // Reset clears x for reuse from a pool.
 func (x *Request) Reset() { *x = Request{} }
+
+// StatusRecorder is implemented by the ResponseWriter ramjetd gives to
+// handlers. It records a status that is not written to the client, such as
+// 499 for a client that went away, or 101 for a switch of protocols written
+// on a hijacked connection.
+type StatusRecorder interface {
+	RecordStatus(code int)
+}
+
+// RecordStatus records code on w when w keeps statuses, and does nothing
+// otherwise.
+func RecordStatus(w http.ResponseWriter, code int) {
+	if r, ok := w.(StatusRecorder); ok {
+		r.RecordStatus(code)
+	}
+}

@@ -244,7 +244,9 @@ func TestKeepAlive(t *testing.T) {
 	})
 }
 
-// TestUpgrade checks that bytes after an upgrade are not taken for requests.
+// TestUpgrade checks that the bytes of an upgraded stream are not taken for
+// requests (the upgrade itself is fine), and that nothing after an upgrade
+// request passes as a request: the tracker cannot know where one starts.
 func TestUpgrade(t *testing.T) {
 	addr := plainServer(t)
 	c := dial(t, addr)
@@ -263,7 +265,7 @@ func TestUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "after: <nil>\n"; line != want {
+	if want := "after: ambiguous request framing: request boundaries could not be followed\n"; line != want {
 		t.Errorf("got %q, want %q", line, want)
 	}
 }
@@ -275,5 +277,17 @@ func TestLongHead(t *testing.T) {
 	got := roundTrip(t, dial(t, addr), req, 0, 1)
 	if len(got) != 1 || got[0].status != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("got %v, want one 431", got)
+	}
+}
+
+// TestRequestAfterRefusedUpgrade sends an upgrade request that the handler
+// answers without switching, then a smuggling attempt on the same
+// connection: it must be refused although the tracker stopped reading.
+func TestRequestAfterRefusedUpgrade(t *testing.T) {
+	addr := plainServer(t)
+	req := "GET /no-switch HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n" + smuggle
+	got := roundTrip(t, dial(t, addr), req, 0, 2)
+	if len(got) != 2 || got[0].status != 200 || got[1].status != 400 {
+		t.Errorf("got %v, want 200 then 400", got)
 	}
 }

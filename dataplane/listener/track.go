@@ -118,14 +118,10 @@ func (t *tracker) feed(p []byte) {
 	}
 }
 
-// halt refuses the request at index next and all later ones.
+// halt refuses the request at index next and all later ones, and stops
+// following the stream.
 func (t *tracker) halt(p problem) {
 	t.stop.Store((t.next+1)<<8 | uint64(p))
-	t.pause()
-}
-
-// pause stops following the stream without refusing anything.
-func (t *tracker) pause() {
 	t.state = off
 	t.partial = nil
 }
@@ -269,7 +265,12 @@ func (t *tracker) endHead() {
 	}
 	switch {
 	case t.h.connect || t.h.upgrade && t.h.connUpgrade:
-		t.pause() // the stream may stop being HTTP
+		// The stream may stop being HTTP. A later request on this
+		// connection can only reach the handler if the protocol did not
+		// switch, and then the tracker no longer knows where it starts:
+		// refuse it (ramjetd also closes such connections after the
+		// answer, so well-behaved clients never meet this).
+		t.halt(lostTrack)
 	case t.h.teCount > 0:
 		t.begin(inChunkSize)
 	case t.h.cl > 0:

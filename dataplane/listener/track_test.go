@@ -25,7 +25,6 @@ type trackCase struct {
 	in      string
 	max     int       // head limit; 0 means 4096
 	want    []problem // verdicts of requests 0, 1, ...
-	paused  bool      // the tracker stopped without refusing
 	reading state     // else: where it stands at the end
 }
 
@@ -72,11 +71,11 @@ var trackCases = []trackCase{
 	{name: "options path counted", in: "OPTIONS /x HTTP/1.1\r\nHost: a\r\n\r\n" + get + clWithTE, want: []problem{none, none, lengthAndChunked}},
 	{name: "chunk size trailing blanks", in: "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nA;x=y \t\r\n0123456789\r\n0;last\r\n\r\n" + get, want: []problem{none, none, none}},
 	{name: "te empty", in: "POST / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n", want: []problem{notChunked}},
-	{name: "upgrade", in: upgrade + clWithTE, want: []problem{none, none, none}, paused: true},
+	{name: "upgrade", in: upgrade + clWithTE, want: []problem{none, lostTrack, lostTrack}},
 	{name: "upgrade bad itself", in: "GET / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: h2c\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", want: []problem{lengthAndChunked}},
 	{name: "upgrade without connection", in: "GET / HTTP/1.1\r\nUpgrade: websocket\r\n\r\n" + clWithTE, want: []problem{none, lengthAndChunked}},
 	{name: "upgrade empty", in: "GET / HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: \r\n\r\n" + clWithTE, want: []problem{none, lengthAndChunked}},
-	{name: "connect", in: "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n\x16\x03\x01", want: []problem{none, none}, paused: true},
+	{name: "connect", in: "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n\x16\x03\x01", want: []problem{none, lostTrack}},
 }
 
 // trackerState is what a tracker knows, comparable with ==.
@@ -116,10 +115,7 @@ func TestTracker(t *testing.T) {
 					t.Errorf("verdict of request %d: got %v, want %v", i, got, want)
 				}
 			}
-			if paused := tr.state == off && tr.stop.Load() == 0; paused != tc.paused {
-				t.Errorf("paused: got %t, want %t", paused, tc.paused)
-			}
-			if tr.stop.Load() == 0 && !tc.paused && tr.state != tc.reading {
+			if tr.stop.Load() == 0 && tr.state != tc.reading {
 				t.Errorf("state at the end: got %d, want %d", tr.state, tc.reading)
 			}
 		})
@@ -254,7 +250,7 @@ func checkAgainstNetHTTP(t *testing.T, data []byte) {
 		consumed := src.n - br.Buffered()
 		read.feed(data[fed:consumed])
 		fed = consumed
-		if read.state == off && read.stop.Load() == 0 {
+		if read.state == off && (read.h.connect || read.h.upgrade && read.h.connUpgrade) {
 			return // CONNECT or Upgrade
 		}
 		if read.state != inHead || read.size != 0 || read.stop.Load() != 0 {

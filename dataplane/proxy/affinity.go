@@ -25,8 +25,9 @@ func hashKey(p *upstream.Pool, x *exchange.Request) (uint64, string) {
 		ip := x.ClientIP.As16()
 		return balancer.HashBytes(ip[:]), ""
 	case config.HashByHeader:
-		if v := x.HTTP.Header.Get(p.Hash.Header); v != "" {
-			return balancer.HashKey(v), ""
+		// The name was canonicalised when the pool was built.
+		if v := x.HTTP.Header[p.Hash.Header]; len(v) > 0 && v[0] != "" {
+			return balancer.HashKey(v[0]), ""
 		}
 	case config.HashByCookie:
 		if v, ok := exchange.CookieValue(x.HTTP.Header, p.Hash.Cookie.Name); ok && v != "" {

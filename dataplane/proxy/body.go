@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"sync/atomic"
 )
 
@@ -22,11 +23,17 @@ func newRequestBody(r *http.Request) (*requestBody, error) {
 		return &requestBody{replay: []byte{}}, nil
 	}
 	if r.ContentLength > 0 && r.ContentLength <= ReplayBodyLimit {
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
+		// Grown as the bytes arrive: a client that announces a body and
+		// sends nothing holds no memory for it.
+		var buf bytes.Buffer
+		buf.Grow(int(min(r.ContentLength, 4<<10)))
+		if _, err := buf.ReadFrom(io.LimitReader(r.Body, r.ContentLength)); err != nil {
 			return nil, clientBodyError(err)
 		}
-		return &requestBody{replay: buf}, nil
+		if int64(buf.Len()) != r.ContentLength {
+			return nil, errClientBody
+		}
+		return &requestBody{replay: buf.Bytes()}, nil
 	}
 	return &requestBody{streamed: &countingBody{src: r.Body}}, nil
 }
@@ -65,8 +72,11 @@ func (b *requestBody) err() error {
 
 func clientBodyError(err error) error {
 	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
+	switch {
+	case errors.As(err, &tooLarge):
 		return errBodyTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return errBodyTimeout
 	}
 	return errClientBody
 }

@@ -15,6 +15,7 @@ var (
 	errGRPCToHTTP1  = errors.New("this request is gRPC, but the route's backend speaks HTTP/1.1; set the annotation nginx.ingress.kubernetes.io/backend-protocol: \"GRPC\" (or \"GRPCS\") on the Ingress, or scheme: h2c (or h2) on the pool")
 	errBodyTooLarge = errors.New("the request body is larger than this route allows")
 	errClientBody   = errors.New("the request body could not be read")
+	errBodyTimeout  = errors.New("the request body did not arrive in time")
 	errBadUpgrade   = errors.New("the backend did not switch to the protocol the request asked for")
 )
 
@@ -25,6 +26,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	h := w.Header()
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if status == http.StatusRequestEntityTooLarge || status == http.StatusRequestTimeout {
+		// The rest of the body is not read: the connection cannot be reused.
+		h.Set("Connection", "close")
+	}
 	if err == errGRPCToHTTP1 {
 		h.Set("Grpc-Status", "14") // UNAVAILABLE
 		h.Set("Grpc-Message", "ramjet: backend speaks HTTP/1.1; set backend-protocol: GRPC")
@@ -46,6 +51,8 @@ func classify(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, err.Error()
 	case errors.Is(err, errClientBody):
 		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, errBodyTimeout):
+		return http.StatusRequestTimeout, err.Error()
 	case errors.Is(err, errGRPCToHTTP1), errors.Is(err, errBadUpgrade):
 		return http.StatusBadGateway, err.Error()
 	case errors.As(err, &netErr) && netErr.Timeout():

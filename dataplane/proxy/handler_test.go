@@ -586,12 +586,13 @@ func TestHandlerClientGone(t *testing.T) {
 		<-entered
 		cancel()
 	}()
-	w := serve(handlerFor(p), exchangeFor(r))
-	if w.Code != statusClientClosed {
-		t.Errorf("recorded status = %d, want %d", w.Code, statusClientClosed)
+	w := &statusKeeper{ResponseRecorder: httptest.NewRecorder()}
+	handlerFor(p).Serve(w, exchangeFor(r))
+	if w.recorded != statusClientClosed {
+		t.Errorf("recorded status = %d, want %d", w.recorded, statusClientClosed)
 	}
-	if w.Body.Len() != 0 {
-		t.Errorf("body = %q, want none", w.Body.String())
+	if w.Body.Len() != 0 || len(w.Header()) != 0 {
+		t.Errorf("wrote %v %q to a client that is gone, want nothing", w.Header(), w.Body.String())
 	}
 	if got := hits.Load(); got != 1 {
 		t.Errorf("members called %d times, want 1: a request the client abandoned is not retried", got)
@@ -761,3 +762,12 @@ func TestHandlerWeightedPoolsReachMembers(t *testing.T) {
 		}
 	}
 }
+
+// statusKeeper is a ResponseRecorder that also keeps the status recorded
+// with exchange.RecordStatus, as ramjetd's own writer does.
+type statusKeeper struct {
+	*httptest.ResponseRecorder
+	recorded int
+}
+
+func (w *statusKeeper) RecordStatus(code int) { w.recorded = code }

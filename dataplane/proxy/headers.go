@@ -29,6 +29,10 @@ var forwardingHeaders = []string{
 	"X-Forwarded-Host",
 	"X-Forwarded-Proto",
 	"X-Forwarded-Port",
+	"X-Forwarded-Scheme",
+	"X-Forwarded-Ssl",
+	"X-Original-Forwarded-For",
+	"X-Scheme",
 	"X-Real-Ip",
 	"Forwarded",
 }
@@ -57,6 +61,30 @@ func upgradeType(h http.Header) string {
 	return h.Get("Upgrade")
 }
 
+// removeUnforwardable deletes the request headers that nginx does not pass
+// on: names with an underscore (ingress-nginx's default,
+// underscores_in_headers off), which CGI-style backends would read as
+// X-Forwarded-For or X-Real-IP once '_' and '-' are folded; and Proxy, which
+// such backends take for the HTTP_PROXY setting (httpoxy).
+func removeUnforwardable(h http.Header) {
+	for name := range h {
+		if strings.IndexByte(name, '_') >= 0 {
+			delete(h, name)
+		}
+	}
+	delete(h, "Proxy")
+}
+
+// offersH2C reports whether an Upgrade value lists h2c among its protocols.
+func offersH2C(upgrade string) bool {
+	for proto := range strings.SplitSeq(upgrade, ",") {
+		if strings.EqualFold(strings.TrimSpace(proto), "h2c") {
+			return true
+		}
+	}
+	return false
+}
+
 func headerHasToken(h http.Header, name, token string) bool {
 	for _, line := range h[name] {
 		for v := range strings.SplitSeq(line, ",") {
@@ -75,10 +103,11 @@ func prepareRequestHeaders(x *exchange.Request) {
 	upgrade := upgradeType(h)
 	wantsTrailers := headerHasToken(h, "Te", "trailers")
 	removeHopHeaders(h)
+	removeUnforwardable(h)
 	// h2c upgrades are never passed on: a member that accepted one would
 	// take the connection out of ramjetd's routing and policies (h2c
 	// smuggling). The request goes on as plain HTTP/1.1.
-	if upgrade != "" && !strings.EqualFold(upgrade, "h2c") {
+	if upgrade != "" && !offersH2C(upgrade) {
 		h["Connection"] = []string{"Upgrade"}
 		h["Upgrade"] = []string{upgrade}
 	}
@@ -95,10 +124,11 @@ func prepareRequestHeaders(x *exchange.Request) {
 	}
 }
 
-// setForwardingHeaders sets X-Forwarded-For, -Host, -Proto, -Port and
-// X-Real-IP. Incoming values are kept (X-Forwarded-For extended) only when
-// the peer is a trusted proxy; from anyone else they are replaced. The new
-// values share one backing array: one allocation instead of five.
+// setForwardingHeaders sets X-Forwarded-For, -Host, -Proto, -Port, X-Scheme
+// (as ingress-nginx does) and X-Real-IP. Incoming values are kept
+// (X-Forwarded-For extended) only when the peer is a trusted proxy; from
+// anyone else every forwarding header is removed first. The new values share
+// one backing array: one allocation instead of six.
 func setForwardingHeaders(x *exchange.Request, h http.Header) {
 	peer := x.Peer.String()
 	client := peer
@@ -110,7 +140,7 @@ func setForwardingHeaders(x *exchange.Request, h http.Header) {
 			delete(h, name)
 		}
 	}
-	values := make([]string, 5)
+	values := make([]string, 6)
 	set := func(i int, name, value string) {
 		values[i] = value
 		h[name] = values[i : i+1 : i+1]
@@ -128,6 +158,7 @@ func setForwardingHeaders(x *exchange.Request, h http.Header) {
 	}
 	set(3, "X-Forwarded-Proto", x.Scheme)
 	set(4, "X-Real-Ip", client)
+	set(5, "X-Scheme", x.Scheme)
 }
 
 // newRequestID returns 32 random hex digits, like nginx's $request_id.

@@ -104,7 +104,7 @@ func TestPrepareRequestHeaders(t *testing.T) {
 		{name: "X-Request-Id named by Connection is replaced", in: http.Header{"Connection": {"X-Request-Id"}, "X-Request-Id": {"abc"}},
 			want: http.Header{"User-Agent": {""}, "X-Request-Id": {generated}}},
 	}
-	forwarding := []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Real-Ip"}
+	forwarding := []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Real-Ip", "X-Scheme"}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "http://example.com/", nil)
@@ -165,24 +165,24 @@ func TestSetForwardingHeaders(t *testing.T) {
 	}{
 		{name: "untrusted peer replaces", in: sent, port: "80", scheme: "http", want: http.Header{
 			"X-Forwarded-For": {"192.0.2.7"}, "X-Forwarded-Host": {"example.com:8080"}, "X-Forwarded-Port": {"80"},
-			"X-Forwarded-Proto": {"http"}, "X-Real-Ip": {"198.51.100.4"}, "Accept": {"*/*"},
+			"X-Forwarded-Proto": {"http"}, "X-Real-Ip": {"198.51.100.4"}, "X-Scheme": {"http"}, "Accept": {"*/*"},
 		}},
 		{name: "trusted peer extends and keeps", in: sent, trusted: true, port: "80", scheme: "https", want: http.Header{
 			"X-Forwarded-For":  {"203.0.113.1, 203.0.113.2, 203.0.113.3, 192.0.2.7"},
 			"X-Forwarded-Host": {"original.example"}, "X-Forwarded-Port": {"8443"},
-			"X-Forwarded-Proto": {"https"}, "X-Real-Ip": {"198.51.100.4"}, "Forwarded": {"for=203.0.113.1"}, "Accept": {"*/*"},
+			"X-Forwarded-Proto": {"https"}, "X-Real-Ip": {"198.51.100.4"}, "X-Scheme": {"https"}, "Forwarded": {"for=203.0.113.1"}, "Accept": {"*/*"},
 		}},
 		{name: "trusted peer without headers", in: http.Header{}, trusted: true, port: "443", scheme: "https", want: http.Header{
 			"X-Forwarded-For": {"192.0.2.7"}, "X-Forwarded-Host": {"example.com:8080"}, "X-Forwarded-Port": {"443"},
-			"X-Forwarded-Proto": {"https"}, "X-Real-Ip": {"198.51.100.4"},
+			"X-Forwarded-Proto": {"https"}, "X-Real-Ip": {"198.51.100.4"}, "X-Scheme": {"https"},
 		}},
 		{name: "scheme is the exchange's, not the header's", in: http.Header{"X-Forwarded-Proto": {"https"}}, trusted: true, port: "80", scheme: "http", want: http.Header{
 			"X-Forwarded-For": {"192.0.2.7"}, "X-Forwarded-Host": {"example.com:8080"}, "X-Forwarded-Port": {"80"},
-			"X-Forwarded-Proto": {"http"}, "X-Real-Ip": {"198.51.100.4"},
+			"X-Forwarded-Proto": {"http"}, "X-Real-Ip": {"198.51.100.4"}, "X-Scheme": {"http"},
 		}},
 		{name: "no port", in: http.Header{}, port: "", scheme: "http", want: http.Header{
 			"X-Forwarded-For": {"192.0.2.7"}, "X-Forwarded-Host": {"example.com:8080"},
-			"X-Forwarded-Proto": {"http"}, "X-Real-Ip": {"198.51.100.4"},
+			"X-Forwarded-Proto": {"http"}, "X-Real-Ip": {"198.51.100.4"}, "X-Scheme": {"http"},
 		}},
 	}
 	for _, tt := range tests {
@@ -336,5 +336,72 @@ func TestForwardingHeadersDoNotAlias(t *testing.T) {
 	}
 	if !reflect.DeepEqual(h, want) {
 		t.Errorf("after adding a value to each header: %v, want %v", h, want)
+	}
+}
+
+func TestUnforwardableHeaders(t *testing.T) {
+	r := httptest.NewRequest("GET", "http://example.com/", nil)
+	r.Header = http.Header{
+		"X_forwarded_for": {"6.6.6.6"}, "X_real_ip": {"6.6.6.6"}, "Proxy": {"http://evil.test"},
+		"X-Scheme": {"https"}, "X-Forwarded-Ssl": {"on"}, "X-Original-Forwarded-For": {"6.6.6.6"}, "Accept": {"*/*"},
+	}
+	x := &exchange.Request{HTTP: r, Peer: netip.MustParseAddr("192.0.2.1"), ClientIP: netip.MustParseAddr("192.0.2.1"), Scheme: "http", Port: "80"}
+	prepareRequestHeaders(x)
+	for _, name := range []string{"X_forwarded_for", "X_real_ip", "Proxy", "X-Forwarded-Ssl", "X-Original-Forwarded-For"} {
+		if v, ok := r.Header[name]; ok {
+			t.Errorf("%s reached the member: %q", name, v)
+		}
+	}
+	if got := r.Header.Get("X-Scheme"); got != "http" {
+		t.Errorf("X-Scheme %q, want the scheme the client used, http", got)
+	}
+	if r.Header.Get("Accept") != "*/*" {
+		t.Error("an ordinary header was dropped")
+	}
+}
+
+func TestUpgradeOffers(t *testing.T) {
+	cases := []struct {
+		upgrade string
+		kept    bool
+	}{
+		{"websocket", true},
+		{"h2c", false},
+		{"H2C", false},
+		{"websocket, h2c", false},
+		{"foo/1, websocket", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.upgrade, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "http://example.com/", nil)
+			r.Header = http.Header{"Connection": {"Upgrade, HTTP2-Settings"}, "Upgrade": {tc.upgrade}, "Http2-Settings": {"AAA"}}
+			prepareRequestHeaders(&exchange.Request{HTTP: r, Scheme: "http"})
+			if kept := r.Header.Get("Upgrade") != ""; kept != tc.kept {
+				t.Errorf("upgrade kept: %t, want %t (headers %v)", kept, tc.kept, r.Header)
+			}
+			if r.Header.Get("Http2-Settings") != "" {
+				t.Error("HTTP2-Settings named by Connection was forwarded")
+			}
+		})
+	}
+}
+
+func TestIsGRPC(t *testing.T) {
+	cases := map[string]bool{
+		"application/grpc":               true,
+		"application/grpc+proto":         true,
+		"application/grpc; charset=utf8": true,
+		"application/grpc-web":           false,
+		"application/grpc-web+proto":     false,
+		"application/grpc-web-text":      false,
+		"application/json":               false,
+		"":                               false,
+	}
+	for ct, want := range cases {
+		r := httptest.NewRequest("POST", "/", nil)
+		r.Header.Set("Content-Type", ct)
+		if got := isGRPC(r); got != want {
+			t.Errorf("isGRPC(%q) = %t, want %t", ct, got, want)
+		}
 	}
 }

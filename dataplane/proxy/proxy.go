@@ -110,8 +110,14 @@ func (h *Handler) pickPool() *upstream.Pool {
 	return h.targets[len(h.targets)-1].Pool
 }
 
+// isGRPC reports whether a request is gRPC: content type application/grpc
+// or application/grpc+<codec>, but not gRPC-Web, which works over HTTP/1.1.
 func isGRPC(r *http.Request) bool {
-	return strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc")
+	ct := r.Header.Get("Content-Type")
+	if media, _, found := strings.Cut(ct, ";"); found {
+		ct = strings.TrimSpace(media)
+	}
+	return ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+")
 }
 
 // forwarding is the state of one request's tries.
@@ -166,8 +172,15 @@ func (f *forwarding) run() {
 			continue
 		}
 		m.Stats.InFlight.Add(-1)
+		if bodyErr := f.body.err(); bodyErr != nil {
+			// The client's body failed (too large, too slow): the
+			// client's fault, answered as such; net/http may already
+			// have canceled the request's context because of it.
+			lastErr = bodyErr
+			break
+		}
 		if r.Context().Err() != nil {
-			f.w.WriteHeader(statusClientClosed)
+			exchange.RecordStatus(f.w, statusClientClosed)
 			return
 		}
 		m.Stats.Failures.Add(1)
@@ -175,9 +188,6 @@ func (f *forwarding) run() {
 		if !f.canRetry(err) {
 			break
 		}
-	}
-	if bodyErr := f.body.err(); bodyErr != nil {
-		lastErr = bodyErr
 	}
 	f.h.log.Debug("proxy: no response from the pool", "pool", f.pool.Name, "tries", f.ntried, "error", lastErr)
 	writeError(f.w, r, lastErr)
@@ -356,5 +366,5 @@ func (f *forwarding) copyBody(resp *http.Response) error {
 }
 
 // statusClientClosed is nginx's code for a client that went away before
-// the answer; it is only recorded, never sent.
+// the answer; it is only recorded (exchange.RecordStatus), never sent.
 const statusClientClosed = 499

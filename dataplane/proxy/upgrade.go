@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
 )
 
 // upgrade completes a protocol switch (WebSocket and others): it checks the
@@ -40,6 +42,7 @@ func (f *forwarding) upgrade(resp *http.Response) {
 	if err := brw.Flush(); err != nil {
 		return
 	}
+	exchange.RecordStatus(f.w, http.StatusSwitchingProtocols)
 	f.splice(client, brw, backend)
 }
 
@@ -95,11 +98,12 @@ func (t *ConnTracker) Len() int {
 	return len(t.conns)
 }
 
-// CloseAll closes every tracked connection.
+// CloseAll closes every tracked connection and forgets it.
 func (t *ConnTracker) CloseAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for c := range t.conns {
 		c.Close()
+		delete(t.conns, c)
 	}
 }

@@ -21,6 +21,10 @@ import (
 type Route[R any] struct {
 	Match config.Match
 	Value R
+	// Captures asks a regex route's lookups for its submatches (for a
+	// rewrite with $1..$9); without it a regex route only tests the path,
+	// which costs less and allocates nothing.
+	Captures bool
 }
 
 // Site is the input of one application: its domains, routes and the value
@@ -59,9 +63,10 @@ type conditionalRoute[R any] struct {
 }
 
 type regexRoute[R any] struct {
-	re    *regexp.Regexp
-	cond  conditions
-	value R
+	re       *regexp.Regexp
+	cond     conditions
+	value    R
+	captures bool
 }
 
 // Build compiles sites into a Table. Errors name the site and route; the
@@ -127,7 +132,7 @@ func (h *host[R]) add(r *Route[R]) error {
 		if err != nil {
 			return err
 		}
-		h.regex = append(h.regex, regexRoute[R]{re: re, cond: cond, value: r.Value})
+		h.regex = append(h.regex, regexRoute[R]{re: re, cond: cond, value: r.Value, captures: r.Captures})
 		return nil
 	case p.Exact != "":
 		return addToGroup(h.exact, p.Exact, cond, r.Value)
@@ -156,7 +161,7 @@ func addToGroup[R any](groups map[string]*group[R], key string, cond conditions,
 
 // Lookup finds the route of a request. host must be normalised
 // (NormalizeHost) and path normalised (NormalizePath). It returns the
-// route's value and, for a regex route, its submatches. When a domain
+// route's value and, for a regex route that asked for them, its submatches. When a domain
 // matched but no route did, it returns the site's default. ok is false only
 // when no domain matched.
 func (t *Table[R]) Lookup(hostname, path string, header http.Header) (value R, captures []string, ok bool) {
@@ -202,7 +207,11 @@ func (h *host[R]) lookup(path string, header http.Header) (R, []string) {
 		if !r.cond.match(header) {
 			continue
 		}
-		if m := r.re.FindStringSubmatch(path); m != nil {
+		if !r.captures {
+			if r.re.MatchString(path) {
+				return r.value, nil
+			}
+		} else if m := r.re.FindStringSubmatch(path); m != nil {
 			return r.value, m
 		}
 	}

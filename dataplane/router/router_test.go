@@ -21,6 +21,12 @@ func regex(p, v string) Route[string] {
 	return Route[string]{Match: config.Match{Path: config.PathMatch{Regex: p}}, Value: v}
 }
 
+func regexWithCaptures(p, v string) Route[string] {
+	r := regex(p, v)
+	r.Captures = true
+	return r
+}
+
 func mustBuild(t testing.TB, sites ...Site[string]) *Table[string] {
 	t.Helper()
 	table, err := Build(sites)
@@ -123,7 +129,7 @@ func TestNoCatchAllIsNotFound(t *testing.T) {
 func TestRegexAnchoring(t *testing.T) {
 	table := mustBuild(t, Site[string]{
 		Domains: []string{"example.com"},
-		Routes:  []Route[string]{regex("/alpha|/beta", "alt"), regex("/api/(v[0-9]+)/(.*)", "api")},
+		Routes:  []Route[string]{regex("/alpha|/beta", "alt"), regexWithCaptures("/api/(v[0-9]+)/(.*)", "api")},
 		Default: "default",
 	})
 	cases := []struct{ path, want string }{
@@ -145,6 +151,9 @@ func TestRegexAnchoring(t *testing.T) {
 	_, captures, _ := table.Lookup("example.com", "/api/v2/users/7", nil)
 	if want := []string{"/api/v2/users/7", "v2", "users/7"}; !slices.Equal(captures, want) {
 		t.Errorf("captures: got %q, want %q", captures, want)
+	}
+	if _, captures, _ := table.Lookup("example.com", "/beta/x", nil); captures != nil {
+		t.Errorf("a route that did not ask for captures got %q", captures)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"syscall"
 	"time"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -48,11 +50,11 @@ type transportSettings struct {
 }
 
 func newTransport(s transportSettings, roots *x509.CertPool) *http.Transport {
-	dialer := &net.Dialer{Timeout: s.connectTimeout, KeepAlive: 30 * time.Second}
+	dialer := newMemberDialer(s.connectTimeout)
 	t := &http.Transport{
 		Proxy: nil, // never an environment proxy
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.DialContext(ctx, network, addr)
+			c, err := dialer.dial(ctx, network, addr)
 			if err != nil {
 				return nil, &DialError{Address: addr, Err: err}
 			}
@@ -93,13 +95,13 @@ func protocols(s config.Scheme) *http.Protocols {
 // tlsDialer connects and completes a verified TLS handshake, so that a
 // member with a certificate we do not trust is a DialError like a refused
 // connection.
-func tlsDialer(dialer *net.Dialer, s transportSettings, roots *x509.CertPool) func(context.Context, string, string) (net.Conn, error) {
+func tlsDialer(dialer *memberDialer, s transportSettings, roots *x509.CertPool) func(context.Context, string, string) (net.Conn, error) {
 	alpn := []string{"http/1.1"}
 	if s.scheme == config.SchemeH2 {
 		alpn = []string{"h2"}
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		raw, err := dialer.DialContext(ctx, network, addr)
+		raw, err := dialer.dial(ctx, network, addr)
 		if err != nil {
 			return nil, &DialError{Address: addr, Err: err}
 		}
@@ -120,4 +122,45 @@ func tlsDialer(dialer *net.Dialer, s transportSettings, roots *x509.CertPool) fu
 		}
 		return conn, nil
 	}
+}
+
+// memberDialer connects to members. A member given by IP address is dialled
+// as it is. A member given by DNS name is resolved at each connection (so
+// a changed record is followed at once), and a name that leads to a
+// loopback, link-local or unspecified address is refused: a name in the
+// configuration (an ExternalName Service, say) must not point the proxy at
+// itself, its node or a cloud metadata service.
+type memberDialer struct {
+	byAddress, byName *net.Dialer
+}
+
+func newMemberDialer(timeout time.Duration) *memberDialer {
+	byAddress := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	byName := *byAddress
+	byName.ControlContext = refuseLocalAddresses
+	return &memberDialer{byAddress: byAddress, byName: &byName}
+}
+
+func (d *memberDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, _ := net.SplitHostPort(addr)
+	if _, err := netip.ParseAddr(host); err == nil {
+		return d.byAddress.DialContext(ctx, network, addr)
+	}
+	return d.byName.DialContext(ctx, network, addr)
+}
+
+// ErrLocalAddress is the error of a member name that resolved to an address
+// members may not have.
+var ErrLocalAddress = errors.New("a member given by name may not resolve to a loopback, link-local or unspecified address")
+
+func refuseLocalAddresses(_ context.Context, _, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return err
+	}
+	ip := ap.Addr().Unmap()
+	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
+		return fmt.Errorf("%w (got %s)", ErrLocalAddress, ip)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -404,3 +405,29 @@ func TestHandshakeTimeout(t *testing.T) {
 // quietLog keeps the test servers' handshake errors, which the tests cause
 // on purpose, out of the output.
 var quietLog = log.New(io.Discard, "", 0)
+
+// TestMemberNamesMayNotLeadToLocalAddresses dials a member given as
+// "localhost": the name resolves to loopback, which a name may not lead to,
+// while the same member given as 127.0.0.1 is dialled.
+func TestMemberNamesMayNotLeadToLocalAddresses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	d := newMemberDialer(time.Second)
+	c, err := d.dial(context.Background(), "tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatalf("dial by address: %v", err)
+	}
+	c.Close()
+	_, err = d.dial(context.Background(), "tcp", "localhost:"+port)
+	if !errors.Is(err, ErrLocalAddress) {
+		t.Errorf("dial localhost: %v, want ErrLocalAddress", err)
+	}
+	for _, addr := range []string{"169.254.169.254:80", "[fe80::1]:80", "0.0.0.0:80", "[::1]:80", "10.1.2.3:80"} {
+		ap := netip.MustParseAddrPort(addr)
+		err := refuseLocalAddresses(context.Background(), "tcp", ap.String(), nil)
+		if refused := err != nil; refused != (ap.Addr() != netip.MustParseAddr("10.1.2.3")) {
+			t.Errorf("%s: refused %t", addr, refused)
+		}
+	}
+}

@@ -111,7 +111,7 @@ func (s *State) Build(name string, cfg *config.Pool) (*Pool, error) {
 		p.members = old.members
 	} else {
 		p.members = new(atomic.Pointer[balancer.Set])
-		p.members.Store(s.memberSet(cfg.Members))
+		p.members.Store(s.memberSet(cfg.Members, p.Balance))
 	}
 	return p, nil
 }
@@ -122,6 +122,7 @@ func (s *State) algorithm(name string, cfg *config.Pool) (balancer.Algorithm, co
 		return balancer.LeastConn{Cursor: s.cursorFor(name)}, config.Hash{}
 	case config.BalanceHash:
 		h := *cfg.Hash
+		h.Header = http.CanonicalHeaderKey(h.Header)
 		if h.By == config.HashByCookie {
 			c := config.AffinityCookie{}
 			if h.Cookie != nil {
@@ -225,7 +226,9 @@ func (s *State) pruneStats() {
 }
 
 // SetMembers replaces the members of a committed members_from: api pool.
-// The members must have been validated (config.ValidateMembers).
+// The members must have been validated (config.ValidateMembers). A list
+// equal to the current one (the controller resends every pool
+// periodically) changes nothing.
 func (s *State) SetMembers(name string, members []config.Member) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -235,10 +238,25 @@ func (s *State) SetMembers(name string, members []config.Member) error {
 		return ErrUnknownPool
 	case p.Source != config.MembersAPI:
 		return ErrStaticPool
+	case sameMembers(p.Members(), members):
+		return nil
 	}
-	p.members.Store(s.memberSet(members))
+	p.members.Store(s.memberSet(members, p.Balance))
 	s.pruneStats()
 	return nil
+}
+
+// sameMembers reports whether set holds exactly members, in order.
+func sameMembers(set *balancer.Set, members []config.Member) bool {
+	if set.Len() != len(members) {
+		return false
+	}
+	for i, m := range members {
+		if got := set.Member(i); got.Address != m.Address || got.Weight != max(m.Weight, 1) {
+			return false
+		}
+	}
+	return true
 }
 
 // Pools returns the committed pools by name. The map must not be changed.
@@ -248,13 +266,18 @@ func (s *State) Pools() map[string]*Pool {
 	return s.committed
 }
 
-// memberSet builds a set whose members share the counters of their address.
-func (s *State) memberSet(members []config.Member) *balancer.Set {
+// memberSet builds a set whose members share the counters of their
+// address, with its hash ring ready for a hash pool.
+func (s *State) memberSet(members []config.Member, balance config.Balance) *balancer.Set {
 	list := make([]balancer.Member, len(members))
 	for i, m := range members {
 		list[i] = balancer.Member{Address: m.Address, Weight: max(m.Weight, 1), Stats: s.statsFor(m.Address)}
 	}
-	return balancer.NewSet(list)
+	set := balancer.NewSet(list)
+	if balance == config.BalanceHash {
+		set.PrepareRing()
+	}
+	return set
 }
 
 func (s *State) statsFor(addr string) *balancer.Stats {

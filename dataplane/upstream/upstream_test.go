@@ -323,8 +323,8 @@ func TestSetMembers(t *testing.T) {
 	s := NewState()
 	api := mustBuild(t, s, "api", &config.Pool{MembersFrom: config.MembersAPI, Members: members("127.0.0.1:1")})
 	static := mustBuild(t, s, "static", &config.Pool{Members: members("127.0.0.1:2")})
-	uncommitted := mustBuild(t, s, "later", &config.Pool{MembersFrom: config.MembersAPI})
-	_ = uncommitted
+	// Built but not committed: SetMembers must not know it.
+	mustBuild(t, s, "later", &config.Pool{MembersFrom: config.MembersAPI})
 	s.Commit(map[string]*Pool{"api": api, "static": static})
 
 	tests := []struct {
