@@ -288,16 +288,8 @@ func dialRaw(t *testing.T, addr, request string) (net.Conn, *bufio.Reader) {
 // response.
 func rawRequest(t *testing.T, addr, request string) *http.Response {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(conn, request); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	_, br := dialRaw(t, addr, request)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatalf("reading the response: %v", err)
 	}
