@@ -33,11 +33,13 @@ test: deps lint
 test-short:
 	$(GO) test -count=1 ./...
 
-## lint: formatting and vet
+## lint: formatting, vet and staticcheck (pinned; fetched through the module proxy)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 ## demo: run ramjetd with local backends and print commands to try
 demo:

@@ -39,13 +39,12 @@ func base() *config.Config {
 	}
 }
 
-func tenant(c *config.Config) *config.Tenant         { return c.Tenants["t"] }
-func app(c *config.Config) *config.Application       { return tenant(c).Applications["app"] }
-func pool(c *config.Config) *config.Pool             { return tenant(c).Pools["p"] }
-func route(c *config.Config) *config.Route           { return app(c).Routes[0] }
-func match(c *config.Config) *config.Match           { return &route(c).Match }
-func action(c *config.Config) *config.Action         { return &route(c).Action }
-func cookie(c *config.Config) *config.AffinityCookie { return pool(c).Hash.Cookie }
+func tenant(c *config.Config) *config.Tenant   { return c.Tenants["t"] }
+func app(c *config.Config) *config.Application { return tenant(c).Applications["app"] }
+func pool(c *config.Config) *config.Pool       { return tenant(c).Pools["p"] }
+func route(c *config.Config) *config.Route     { return app(c).Routes[0] }
+func match(c *config.Config) *config.Match     { return &route(c).Match }
+func action(c *config.Config) *config.Action   { return &route(c).Action }
 
 // addRoute appends a route with the given match to pool p.
 func addRoute(c *config.Config, m config.Match) {

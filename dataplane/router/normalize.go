@@ -8,7 +8,7 @@ import (
 // Errors of NormalizePath. Each is answered with 400.
 var (
 	ErrNULInPath       = errors.New("the path holds a NUL byte")
-	ErrPathAboveRoot   = errors.New("the path climbs above / with ..")
+	ErrPathAboveRoot   = errors.New("the path climbs above the root with dot-segments")
 	ErrPathNotAbsolute = errors.New("the path does not start with /")
 )
 
