@@ -140,6 +140,8 @@ type Route struct {
 	Action Action `yaml:"action" json:"action"`
 	// HTTPSRedirect overrides the application's https_redirect when set.
 	HTTPSRedirect *bool `yaml:"https_redirect,omitempty" json:"https_redirect,omitempty"`
+	// Policies run before and around the action.
+	Policies *Policies `yaml:"policies,omitempty" json:"policies,omitempty"`
 }
 
 // DefaultRoute is a route without a match: the answer for requests no route
@@ -147,6 +149,8 @@ type Route struct {
 type DefaultRoute struct {
 	// Action is what the default route does.
 	Action Action `yaml:"action" json:"action"`
+	// Policies run before and around the action.
+	Policies *Policies `yaml:"policies,omitempty" json:"policies,omitempty"`
 }
 
 // Match selects requests by path and optionally by headers and cookies.

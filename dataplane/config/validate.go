@@ -235,6 +235,7 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget) {
 	}
 	if t.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &t.DefaultRoute.Action)
+		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", false)
 	}
 	for _, aname := range sortedKeys(t.Applications) {
 		apath := path + ".applications." + aname
@@ -286,12 +287,14 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 		}
 		r.Match.validate(l, rpath+".match", budget)
 		t.validateAction(l, rpath+".action", &r.Action)
+		r.Policies.validate(l, rpath+".policies", r.Match.Path.Regex != "")
 		if len(r.Name) > MaxValueLength || strings.ContainsAny(r.Name, "\r\n\x00") {
 			l.add(rpath+".name", "must be at most %d bytes without control characters", MaxValueLength)
 		}
 	}
 	if app.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
+		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", false)
 	}
 }
 

@@ -1,0 +1,100 @@
+package config
+
+// Policies are what a route does before and around its action. ramjetd
+// chains them in one fixed order, documented where the chain is built
+// (compiler.chain in dataplane/daemon); every field's zero value turns its
+// policy off.
+type Policies struct {
+	// AppRoot answers a request for exactly "/" with a 302 to this path on
+	// the same scheme and host (nginx's app-root).
+	AppRoot string `yaml:"app_root,omitempty" json:"app_root,omitempty"`
+	// Allow lists the client addresses (CIDRs or single addresses) that may
+	// use the route; empty allows everyone. At most 1024 entries.
+	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
+	// Deny lists the client addresses refused, checked before Allow. At
+	// most 1024 entries.
+	Deny []string `yaml:"deny,omitempty" json:"deny,omitempty"`
+	// CORS answers preflights and adds CORS headers to answers.
+	CORS *CORS `yaml:"cors,omitempty" json:"cors,omitempty"`
+	// BasicAuth requires a user and password of an htpasswd file.
+	BasicAuth *BasicAuth `yaml:"basic_auth,omitempty" json:"basic_auth,omitempty"`
+	// MaxBody overrides server.limits.max_request_body_bytes for the route;
+	// 0 means no limit.
+	MaxBody *ByteSize `yaml:"max_body,omitempty" json:"max_body,omitempty"`
+	// Rewrite changes the path or Host sent to the member.
+	Rewrite *Rewrite `yaml:"rewrite,omitempty" json:"rewrite,omitempty"`
+	// RequestHeaders changes the request headers sent to the member.
+	RequestHeaders *HeaderChanges `yaml:"request_headers,omitempty" json:"request_headers,omitempty"`
+	// ResponseHeaders changes the response headers sent to the client.
+	ResponseHeaders *HeaderChanges `yaml:"response_headers,omitempty" json:"response_headers,omitempty"`
+	// Timeouts override the pool's timeouts for this route.
+	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
+}
+
+// CORS is the cross-origin policy of a route, with ingress-nginx's
+// defaults.
+type CORS struct {
+	// AllowOrigins are "*", exact origins ("https://app.example.com",
+	// port included when not the scheme's default) or origins with a
+	// wildcard of one label ("https://*.example.com"). Empty means "*".
+	AllowOrigins []string `yaml:"allow_origins,omitempty" json:"allow_origins,omitempty"`
+	// AllowMethods defaults to GET, PUT, POST, DELETE, PATCH, OPTIONS.
+	AllowMethods []string `yaml:"allow_methods,omitempty" json:"allow_methods,omitempty"`
+	// AllowHeaders defaults to ingress-nginx's list (DNT, Keep-Alive,
+	// User-Agent, X-Requested-With, If-Modified-Since, Cache-Control,
+	// Content-Type, Range, Authorization).
+	AllowHeaders []string `yaml:"allow_headers,omitempty" json:"allow_headers,omitempty"`
+	// ExposeHeaders is empty by default; "*" is allowed.
+	ExposeHeaders []string `yaml:"expose_headers,omitempty" json:"expose_headers,omitempty"`
+	// AllowCredentials sends Access-Control-Allow-Credentials: true. It is
+	// refused with the origin "*".
+	AllowCredentials bool `yaml:"allow_credentials,omitempty" json:"allow_credentials,omitempty"`
+	// MaxAge is how long a browser may cache a preflight. Zero means
+	// 1728000s (20 days), ingress-nginx's default.
+	MaxAge Duration `yaml:"max_age,omitempty" json:"max_age,omitempty"`
+}
+
+// BasicAuth requires HTTP basic authentication against an htpasswd file.
+type BasicAuth struct {
+	// File is an htpasswd file: one "user:hash" line each, hashes bcrypt
+	// ($2y$, $2a$, $2b$), SHA-256 crypt ($5$), SHA-512 crypt ($6$) or
+	// Apache MD5 ($apr1$).
+	File string `yaml:"file" json:"file"`
+	// Realm is shown by browsers in the login prompt.
+	Realm string `yaml:"realm,omitempty" json:"realm,omitempty"`
+}
+
+// Rewrite changes what is sent to the member.
+type Rewrite struct {
+	// Path replaces the whole path (the query string is kept). $1 to $9
+	// are the submatches of the route's regex; without them every match
+	// goes to this path.
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// Host replaces the Host header (nginx's upstream-vhost).
+	Host string `yaml:"host,omitempty" json:"host,omitempty"`
+}
+
+// HeaderChanges are applied in order: remove, then set, then add.
+type HeaderChanges struct {
+	// Set replaces the header's values.
+	Set []Header `yaml:"set,omitempty" json:"set,omitempty"`
+	// Add appends a value to the header's values.
+	Add []Header `yaml:"add,omitempty" json:"add,omitempty"`
+	// Remove deletes the headers named.
+	Remove []string `yaml:"remove,omitempty" json:"remove,omitempty"`
+}
+
+// Header is one header name and value.
+type Header struct {
+	Name  string `yaml:"name" json:"name"`
+	Value string `yaml:"value" json:"value"`
+}
+
+// Timeouts override a pool's timeouts for one route.
+type Timeouts struct {
+	// Connect bounds a connection attempt; zero keeps the pool's.
+	Connect Duration `yaml:"connect,omitempty" json:"connect,omitempty"`
+	// Response bounds the wait for the response head, not the body; zero
+	// keeps the pool's.
+	Response Duration `yaml:"response,omitempty" json:"response,omitempty"`
+}
