@@ -18,10 +18,16 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/proxy"
 	"github.com/ramjet-dev/ramjet/dataplane/router"
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
+	"github.com/ramjet-dev/ramjet/policies/approot"
+	"github.com/ramjet-dev/ramjet/policies/basicauth"
 	"github.com/ramjet-dev/ramjet/policies/bodylimit"
+	"github.com/ramjet-dev/ramjet/policies/cors"
+	"github.com/ramjet-dev/ramjet/policies/headers"
 	"github.com/ramjet-dev/ramjet/policies/httpsredirect"
 	"github.com/ramjet-dev/ramjet/policies/redirect"
 	"github.com/ramjet-dev/ramjet/policies/respond"
+	"github.com/ramjet-dev/ramjet/policies/rewrite"
+	"github.com/ramjet-dev/ramjet/policies/sourcerange"
 )
 
 // generation is one compiled configuration. It never changes after it is
@@ -37,6 +43,10 @@ type generation struct {
 	pools   map[string]*upstream.Pool
 	// bodyTimeout bounds each read of a request body.
 	bodyTimeout time.Duration
+	// variants are the transports of routes with their own timeouts.
+	variants []*http.Transport
+	// authFiles are the digests of the htpasswd files in use.
+	authFiles [][32]byte
 }
 
 // route is what a lookup finds: the compiled handler chain and the
@@ -59,11 +69,13 @@ var notFoundRoute = respond.New(http.StatusNotFound, "", "Not Found: no route of
 // compiler builds a generation. Its errors are config.FieldErrors, so that
 // refusals read like validation errors.
 type compiler struct {
-	d      *Daemon
-	cfg    *config.Config
-	errs   []error
-	pools  map[string]*upstream.Pool
-	stores map[string]*certs.Store
+	d         *Daemon
+	cfg       *config.Config
+	errs      []error
+	pools     map[string]*upstream.Pool
+	stores    map[string]*certs.Store
+	variants  []*http.Transport
+	authFiles [][32]byte
 }
 
 // compile validates cfg and builds the generation that serves it. Files
@@ -96,6 +108,8 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 		pools:   c.pools,
 
 		bodyTimeout: cfg.Server.Limits.ReadBodyTimeout.Or(config.DefaultReadBodyTimeout),
+		variants:    c.variants,
+		authFiles:   c.authFiles,
 	}, nil
 }
 
@@ -198,64 +212,163 @@ func (c *compiler) buildSites() []router.Site[*route] {
 		tenant := c.cfg.Tenants[tname]
 		info := &application{tenant: tname, name: aname, requests: c.d.metrics.RequestCounters(tname, aname)}
 		site := router.Site[*route]{Domains: app.Domains}
-		for _, r := range app.Routes {
+		for i, r := range app.Routes {
 			redirect := app.HTTPSRedirect
 			if r.HTTPSRedirect != nil {
 				redirect = *r.HTTPSRedirect
 			}
+			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
 			site.Routes = append(site.Routes, router.Route[*route]{
-				Match: r.Match,
-				Value: &route{handler: c.chain(&r.Action, redirect), app: info},
+				Match:    r.Match,
+				Value:    &route{handler: c.chain(rpath, &r.Action, r.Policies, redirect), app: info},
+				Captures: r.Policies != nil && r.Policies.Rewrite.UsesCaptures(),
 			})
 		}
-		site.Default = &route{handler: c.defaultHandler(app, tenant), app: info}
+		site.Default = &route{handler: c.defaultHandler(path, app, tname, tenant), app: info}
 		sites = append(sites, site)
 	})
 	return sites
 }
 
-func (c *compiler) defaultHandler(app *config.Application, t *config.Tenant) exchange.Handler {
+func (c *compiler) defaultHandler(path string, app *config.Application, tname string, t *config.Tenant) exchange.Handler {
 	switch {
 	case app.DefaultRoute != nil:
-		return c.chain(&app.DefaultRoute.Action, app.HTTPSRedirect)
+		return c.chain(path+".default_route", &app.DefaultRoute.Action, app.DefaultRoute.Policies, app.HTTPSRedirect)
 	case t.DefaultRoute != nil:
-		return c.chain(&t.DefaultRoute.Action, app.HTTPSRedirect)
+		return c.chain("tenants."+tname+".default_route", &t.DefaultRoute.Action, t.DefaultRoute.Policies, app.HTTPSRedirect)
 	}
 	return notFoundRoute
 }
 
-// chain builds a route's handlers, outermost first:
+// chain builds a route's handlers. This is the one place that fixes the
+// order of the policies, outermost first:
 //
-//	HTTPS redirect → request body limit → action (proxy, redirect, respond)
+//	app_root, and a redirect action (answered before anything else, like
+//	    nginx's rewrite phase, which runs before its SSL redirect and its
+//	    access checks)
+//	→ HTTPS redirect (308)
+//	→ allow/deny source ranges (403)
+//	→ CORS (a preflight is answered 204 here, before authentication)
+//	→ basic auth (401)
+//	→ request body limit (413)
+//	→ rewrite (path, Host)
+//	→ header changes (request now, response when it is written)
+//	→ action: proxy (with the route's timeouts) or fixed response
 //
-// The policies of the policies/ packages join this chain as they are added;
-// this is the one place that fixes their order.
-func (c *compiler) chain(a *config.Action, httpsRedirect bool) exchange.Handler {
-	h := c.action(a)
-	limit := c.cfg.Server.Limits.MaxRequestBodyBytes.Or(config.DefaultMaxRequestBodyBytes)
-	h = bodylimit.Handler{Limit: limit, Next: h}
+// path is the route's field path, for errors.
+func (c *compiler) chain(path string, a *config.Action, p *config.Policies, httpsRedirect bool) exchange.Handler {
+	if p == nil {
+		p = &config.Policies{}
+	}
+	var h exchange.Handler
+	if a.Redirect != nil {
+		h = redirect.New(a.Redirect.URL, a.Redirect.Code)
+	} else {
+		h = c.policies(path+".policies", c.action(a, p.Timeouts), p, httpsRedirect)
+	}
+	if p.AppRoot != "" {
+		h = approot.Handler{Path: p.AppRoot, Next: h}
+	}
+	return h
+}
+
+// policies wraps the action in the policies from HTTPS redirect to header
+// changes, innermost first.
+func (c *compiler) policies(path string, h exchange.Handler, p *config.Policies, httpsRedirect bool) exchange.Handler {
+	if p.RequestHeaders != nil || p.ResponseHeaders != nil {
+		h = headers.New(p.RequestHeaders, p.ResponseHeaders, h)
+	}
+	if p.Rewrite != nil {
+		h = rewrite.New(p.Rewrite, h)
+	}
+	if limit := c.bodyLimit(p); limit > 0 {
+		h = bodylimit.Handler{Limit: limit, Next: h}
+	}
+	if p.BasicAuth != nil {
+		h = c.basicAuth(path+".basic_auth", p.BasicAuth, h)
+	}
+	if p.CORS != nil {
+		handler, err := cors.New(p.CORS, h)
+		if err != nil {
+			c.fail(path+".cors", "%v", err)
+		} else {
+			h = handler
+		}
+	}
+	if len(p.Allow) > 0 || len(p.Deny) > 0 {
+		filter, err := sourcerange.New(p.Allow, p.Deny, h)
+		if err != nil {
+			c.fail(path, "%v", err)
+		} else {
+			h = filter
+		}
+	}
 	if httpsRedirect {
 		h = httpsredirect.Handler{Next: h}
 	}
 	return h
 }
 
-func (c *compiler) action(a *config.Action) exchange.Handler {
-	switch {
-	case a.Redirect != nil:
-		return redirect.New(a.Redirect.URL, a.Redirect.Code)
-	case a.Respond != nil:
-		return respond.New(a.Respond.Status, a.Respond.ContentType, a.Respond.Body)
-	case a.Pool != "":
-		return proxy.New([]proxy.Target{{Pool: c.pools[a.Pool], Weight: 1}}, c.d.proxyOptions)
+// bodyLimit is the route's request body limit, 0 for none.
+func (c *compiler) bodyLimit(p *config.Policies) int64 {
+	if p.MaxBody != nil {
+		return int64(*p.MaxBody)
 	}
-	targets := make([]proxy.Target, 0, len(a.Pools))
-	for _, wp := range a.Pools {
-		if wp.Weight > 0 {
-			targets = append(targets, proxy.Target{Pool: c.pools[wp.Pool], Weight: wp.Weight})
+	return c.cfg.Server.Limits.MaxRequestBodyBytes.Or(config.DefaultMaxRequestBodyBytes)
+}
+
+// basicAuth loads the htpasswd file and gives it the verification cache of
+// its content, kept across reloads while the content is unchanged.
+func (c *compiler) basicAuth(path string, cfg *config.BasicAuth, next exchange.Handler) exchange.Handler {
+	file, err := basicauth.Load(cfg.File)
+	if err != nil {
+		c.fail(path+".file", "%v", err)
+		return next
+	}
+	digest := file.Digest()
+	cache := c.d.authCaches[digest]
+	if cache == nil {
+		cache = basicauth.NewCache(authCacheSize)
+		c.d.authCaches[digest] = cache
+	}
+	c.authFiles = append(c.authFiles, digest)
+	return basicauth.New(file, cfg.Realm, cache, next)
+}
+
+// authCacheSize bounds the verified credentials remembered per htpasswd
+// file.
+const authCacheSize = 4096
+
+func (c *compiler) action(a *config.Action, timeouts *config.Timeouts) exchange.Handler {
+	if a.Respond != nil {
+		return respond.New(a.Respond.Status, a.Respond.ContentType, a.Respond.Body)
+	}
+	weighted := a.Pools
+	if a.Pool != "" {
+		weighted = []config.WeightedPool{{Pool: a.Pool, Weight: 1}}
+	}
+	targets := make([]proxy.Target, 0, len(weighted))
+	for _, wp := range weighted {
+		pool := c.pools[wp.Pool]
+		if wp.Weight == 0 || pool == nil {
+			continue // a weight of 0 sends nothing; a missing pool already failed
 		}
+		targets = append(targets, proxy.Target{Pool: pool, Weight: wp.Weight, Transport: c.transport(pool, timeouts)})
 	}
 	return proxy.New(targets, c.d.proxyOptions)
+}
+
+// transport is the pool's transport, or a variant with the route's
+// timeouts.
+func (c *compiler) transport(pool *upstream.Pool, t *config.Timeouts) *http.Transport {
+	if t == nil {
+		return pool.Transport
+	}
+	variant := c.d.state.Variant(pool, t.Connect.Std(), t.Response.Std())
+	if variant != pool.Transport {
+		c.variants = append(c.variants, variant)
+	}
+	return variant
 }
 
 func trustedPrefixes(list []string) []netip.Prefix {

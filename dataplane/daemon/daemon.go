@@ -25,6 +25,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/metrics"
 	"github.com/ramjet-dev/ramjet/dataplane/proxy"
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
+	"github.com/ramjet-dev/ramjet/policies/basicauth"
 	"github.com/ramjet-dev/ramjet/policies/respond"
 )
 
@@ -67,6 +68,9 @@ type Daemon struct {
 
 	// unknownHost answers requests whose host no application serves.
 	unknownHost *route
+	// authCaches are the basic-auth verification caches by htpasswd
+	// content digest, kept across reloads while a generation uses them.
+	authCaches map[[32]byte]*basicauth.Cache
 
 	current atomic.Pointer[generation]
 	ready   atomic.Bool
@@ -100,6 +104,8 @@ func New(opts Options) (*Daemon, error) {
 		state:   upstream.NewState(),
 		conns:   proxy.NewConnTracker(),
 		bound:   map[string]string{},
+
+		authCaches: map[[32]byte]*basicauth.Cache{},
 	}
 	if d.log == nil {
 		d.log = slog.Default()
@@ -127,7 +133,7 @@ func New(opts Options) (*Daemon, error) {
 // Check reads, validates and compiles a configuration file exactly as a
 // load would, without serving it: `ramjetd validate`.
 func Check(path string) error {
-	d := &Daemon{metrics: metrics.New(), state: upstream.NewState(), log: slog.Default()}
+	d := &Daemon{metrics: metrics.New(), state: upstream.NewState(), log: slog.Default(), authCaches: map[[32]byte]*basicauth.Cache{}}
 	fake, err := certs.SelfSigned(certs.FakeCommonName)
 	if err != nil {
 		return err
@@ -176,13 +182,27 @@ func (d *Daemon) swap(gen *generation) uint64 {
 		gen.number = old.number + 1
 	}
 	d.current.Store(gen)
-	d.state.Commit(gen.pools)
+	d.state.Commit(gen.pools, gen.variants)
+	d.keepAuthCaches(gen.authFiles)
 	d.metrics.Forget(applicationsOf(configOf(old)), applicationsOf(gen.config), poolsOf(configOf(old)), poolsOf(gen.config))
 	d.metrics.Reloads.Inc()
 	d.metrics.Generation.Set(float64(gen.number))
 	d.metrics.LastReload.Set(float64(gen.loaded.Unix()))
 	d.log.Info("configuration loaded", "generation", gen.number, "digest", gen.digest[:12], "pools", len(gen.pools))
 	return gen.number
+}
+
+// keepAuthCaches drops the basic-auth caches of files no longer in use.
+func (d *Daemon) keepAuthCaches(inUse [][32]byte) {
+	keep := map[[32]byte]bool{}
+	for _, digest := range inUse {
+		keep[digest] = true
+	}
+	for digest := range d.authCaches {
+		if !keep[digest] {
+			delete(d.authCaches, digest)
+		}
+	}
 }
 
 // SetMembers replaces the members of an api pool without a reload.

@@ -164,7 +164,7 @@ func TestWatchUpstreams(t *testing.T) {
 		}
 		pools[name] = p
 	}
-	s.Commit(pools)
+	s.Commit(pools, nil)
 	web := pools["web"].Members()
 	web.Member(0).Stats.Requests.Add(5)
 	web.Member(0).Stats.Failures.Add(2)
@@ -206,7 +206,7 @@ func TestWatchUpstreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Commit(map[string]*upstream.Pool{"web": p2})
+	s.Commit(map[string]*upstream.Pool{"web": p2}, nil)
 	got := keys(series(t, m, "ramjet_upstream_requests_total"))
 	want := []string{"member=127.0.0.1:1003,pool=web"}
 	if !slices.Equal(got, want) {

@@ -43,6 +43,9 @@ const maxTries = 11
 type Target struct {
 	Pool   *upstream.Pool
 	Weight uint32
+	// Transport replaces the pool's, for a route with its own timeouts
+	// (upstream.State.Variant). Nil uses the pool's.
+	Transport *http.Transport
 }
 
 // Handler forwards requests to one pool, or to one of several chosen at
@@ -71,6 +74,11 @@ type Options struct {
 // validation guarantees it).
 func New(targets []Target, opts Options) *Handler {
 	h := &Handler{targets: targets, buffers: opts.Buffers, conns: opts.Conns, log: opts.Log}
+	for i := range h.targets {
+		if h.targets[i].Transport == nil && h.targets[i].Pool != nil {
+			h.targets[i].Transport = h.targets[i].Pool.Transport
+		}
+	}
 	if h.buffers == nil {
 		h.buffers = NewBufferPool()
 	}
@@ -87,27 +95,27 @@ var _ exchange.Handler = (*Handler)(nil)
 
 // Serve forwards the request and streams the response.
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
-	pool := h.pickPool()
-	if isGRPC(x.HTTP) && !pool.Scheme.IsHTTP2() {
+	t := h.pickTarget()
+	if isGRPC(x.HTTP) && !t.Pool.Scheme.IsHTTP2() {
 		writeError(w, x.HTTP, errGRPCToHTTP1)
 		return
 	}
-	f := forwarding{h: h, pool: pool, w: w, x: x}
+	f := forwarding{h: h, pool: t.Pool, transport: t.Transport, w: w, x: x}
 	f.run()
 }
 
-func (h *Handler) pickPool() *upstream.Pool {
+func (h *Handler) pickTarget() *Target {
 	if len(h.targets) == 1 {
-		return h.targets[0].Pool
+		return &h.targets[0]
 	}
 	n := rand.Uint64N(h.total)
-	for _, t := range h.targets {
-		if n < uint64(t.Weight) {
-			return t.Pool
+	for i := range h.targets {
+		if n < uint64(h.targets[i].Weight) {
+			return &h.targets[i]
 		}
-		n -= uint64(t.Weight)
+		n -= uint64(h.targets[i].Weight)
 	}
-	return h.targets[len(h.targets)-1].Pool
+	return &h.targets[len(h.targets)-1]
 }
 
 // isGRPC reports whether a request is gRPC: content type application/grpc
@@ -122,10 +130,11 @@ func isGRPC(r *http.Request) bool {
 
 // forwarding is the state of one request's tries.
 type forwarding struct {
-	h    *Handler
-	pool *upstream.Pool
-	w    http.ResponseWriter
-	x    *exchange.Request
+	h         *Handler
+	pool      *upstream.Pool
+	transport *http.Transport
+	w         http.ResponseWriter
+	x         *exchange.Request
 
 	set       *balancer.Set
 	out       *http.Request
@@ -259,7 +268,7 @@ func (f *forwarding) pick() *balancer.Member {
 func (f *forwarding) roundTrip(m *balancer.Member) (*http.Response, error) {
 	f.out.URL.Host = m.Address
 	start := time.Now()
-	resp, err := f.pool.Transport.RoundTrip(f.out)
+	resp, err := f.transport.RoundTrip(f.out)
 	if err == nil && f.pool.Latency != nil {
 		f.pool.Latency.Observe(time.Since(start).Seconds())
 	}

@@ -155,7 +155,7 @@ func TestPickPool(t *testing.T) {
 			h := New(tt.targets, Options{})
 			counts := map[*upstream.Pool]int{}
 			for range n {
-				counts[h.pickPool()]++
+				counts[h.pickTarget().Pool]++
 			}
 			for i, target := range tt.targets {
 				share := float64(counts[target.Pool]) / n

@@ -163,14 +163,14 @@ func TestIdleConnectionsAcrossCommit(t *testing.T) {
 	s := NewState()
 	cfg := &config.Pool{Members: members(addr)}
 	p1 := mustBuild(t, s, "web", cfg)
-	s.Commit(map[string]*Pool{"web": p1})
+	s.Commit(map[string]*Pool{"web": p1}, nil)
 	if reused := get(t, p1.Transport, addr); reused {
 		t.Fatalf("first request reused a connection")
 	}
 
 	// Still used: the same transport, and the idle connection is reused.
 	p2 := mustBuild(t, s, "web", cfg)
-	s.Commit(map[string]*Pool{"web": p2})
+	s.Commit(map[string]*Pool{"web": p2}, nil)
 	if p2.Transport != p1.Transport {
 		t.Fatalf("transport replaced across a commit that still uses it")
 	}
@@ -185,7 +185,7 @@ func TestIdleConnectionsAcrossCommit(t *testing.T) {
 
 	// No longer used: its idle connection is closed.
 	other := mustBuild(t, s, "other", &config.Pool{Scheme: config.SchemeH2C})
-	s.Commit(map[string]*Pool{"other": other})
+	s.Commit(map[string]*Pool{"other": other}, nil)
 	select {
 	case <-closed:
 	case <-time.After(2 * time.Second):

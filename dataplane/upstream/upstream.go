@@ -21,6 +21,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ramjet-dev/ramjet/dataplane/balancer"
 	"github.com/ramjet-dev/ramjet/dataplane/certs"
@@ -56,7 +57,9 @@ type Pool struct {
 	// its response head. Nil observes nothing.
 	Latency Observer
 
-	members *atomic.Pointer[balancer.Set]
+	members  *atomic.Pointer[balancer.Set]
+	settings transportSettings
+	roots    *x509.CertPool
 }
 
 // Members returns the current member set.
@@ -93,10 +96,15 @@ func NewState() *State {
 func (s *State) Build(name string, cfg *config.Pool) (*Pool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	transport, err := s.transport(cfg)
+	settings, caPEM, err := settingsOf(cfg)
 	if err != nil {
 		return nil, err
 	}
+	roots, err := rootsFor(caPEM)
+	if err != nil {
+		return nil, fmt.Errorf("tls.ca_file: %w", err)
+	}
+	transport := s.transport(settings, roots)
 	p := &Pool{
 		Name:      name,
 		Scheme:    schemeOf(cfg),
@@ -105,6 +113,8 @@ func (s *State) Build(name string, cfg *config.Pool) (*Pool, error) {
 		Retries:   retriesOf(cfg),
 		Transport: transport,
 		Stats:     s.poolStatsFor(name),
+		settings:  settings,
+		roots:     roots,
 	}
 	p.Algorithm, p.Hash = s.algorithm(name, cfg)
 	if old := s.committed[name]; old != nil && old.Source == config.MembersAPI && p.Source == config.MembersAPI {
@@ -141,34 +151,58 @@ func (s *State) algorithm(name string, cfg *config.Pool) (balancer.Algorithm, co
 	return balancer.RoundRobin{Cursor: s.cursorFor(name)}, config.Hash{}
 }
 
-func (s *State) transport(cfg *config.Pool) (*http.Transport, error) {
+// settingsOf returns the transport settings of a pool and the content of
+// its CA file.
+func settingsOf(cfg *config.Pool) (transportSettings, []byte, error) {
 	settings := transportSettings{
 		scheme:          schemeOf(cfg),
 		connectTimeout:  cfg.ConnectTimeout.Or(config.DefaultConnectTimeout),
 		responseTimeout: cfg.ResponseTimeout.Or(config.DefaultResponseTimeout),
 	}
-	var caPEM []byte
-	if cfg.TLS != nil {
-		settings.serverName = cfg.TLS.ServerName
-		if cfg.TLS.CAFile != "" {
-			data, err := os.ReadFile(cfg.TLS.CAFile)
-			if err != nil {
-				return nil, fmt.Errorf("tls.ca_file: %w", err)
-			}
-			sum := sha256.Sum256(data)
-			settings.caDigest, caPEM = hex.EncodeToString(sum[:]), data
-		}
+	if cfg.TLS == nil {
+		return settings, nil, nil
 	}
-	if t := s.transports[settings]; t != nil {
-		return t, nil
+	settings.serverName = cfg.TLS.ServerName
+	if cfg.TLS.CAFile == "" {
+		return settings, nil, nil
 	}
-	roots, err := rootsFor(caPEM)
+	data, err := os.ReadFile(cfg.TLS.CAFile)
 	if err != nil {
-		return nil, fmt.Errorf("tls.ca_file: %w", err)
+		return settings, nil, fmt.Errorf("tls.ca_file: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	settings.caDigest = hex.EncodeToString(sum[:])
+	return settings, data, nil
+}
+
+// transport returns the transport of settings, shared with every pool and
+// route that has the same; roots are the CA roots its settings name.
+func (s *State) transport(settings transportSettings, roots *x509.CertPool) *http.Transport {
+	if t := s.transports[settings]; t != nil {
+		return t
 	}
 	t := newTransport(settings, roots)
 	s.transports[settings] = t
-	return t, nil
+	return t
+}
+
+// Variant returns the transport of pool p with other timeouts (a route's
+// own); zero keeps the pool's. Routes with equal timeouts share it, and it
+// lives as long as a committed generation uses it (see Commit).
+func (s *State) Variant(p *Pool, connect, response time.Duration) *http.Transport {
+	settings := p.settings
+	if connect > 0 {
+		settings.connectTimeout = connect
+	}
+	if response > 0 {
+		settings.responseTimeout = response
+	}
+	if settings == p.settings {
+		return p.Transport
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.transport(settings, p.roots)
 }
 
 func rootsFor(caPEM []byte) (*x509.CertPool, error) {
@@ -178,17 +212,21 @@ func rootsFor(caPEM []byte) (*x509.CertPool, error) {
 	return certs.LoadCAPool(caPEM)
 }
 
-// Commit records pools as the generation now serving and releases what no
-// pool of it uses: transports (their idle connections are closed), cursors
-// and counters of pools and members that are gone. Counters of members with
-// requests still in flight are kept until those finish.
-func (s *State) Commit(pools map[string]*Pool) {
+// Commit records pools as the generation now serving and releases what it
+// does not use: transports other than its pools' and the route variants
+// given (their idle connections are closed), cursors and counters of pools
+// and members that are gone. Counters of members with requests still in
+// flight are kept until those finish.
+func (s *State) Commit(pools map[string]*Pool, variants []*http.Transport) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.committed = pools
 	usedTransports := map[*http.Transport]bool{}
 	for _, p := range pools {
 		usedTransports[p.Transport] = true
+	}
+	for _, t := range variants {
+		usedTransports[t] = true
 	}
 	for key, t := range s.transports {
 		if !usedTransports[t] {

@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,7 +174,7 @@ func TestSharedByIdentity(t *testing.T) {
 	a := mustBuild(t, s, "a", &config.Pool{Members: members("127.0.0.1:1", "127.0.0.1:2")})
 	b := mustBuild(t, s, "b", &config.Pool{Members: members("127.0.0.1:2", "127.0.0.1:3")})
 	c := mustBuild(t, s, "c", &config.Pool{Scheme: config.SchemeH2C, Members: members("127.0.0.1:1")})
-	s.Commit(map[string]*Pool{"a": a, "b": b, "c": c})
+	s.Commit(map[string]*Pool{"a": a, "b": b, "c": c}, nil)
 
 	t.Run("counters by address across pools", func(t *testing.T) {
 		if a.Members().Member(1).Stats != b.Members().Member(0).Stats {
@@ -225,7 +226,7 @@ func TestRoundRobinContinuesAcrossBuilds(t *testing.T) {
 	s := NewState()
 	cfg := &config.Pool{Members: members("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3")}
 	p1 := mustBuild(t, s, "web", cfg)
-	s.Commit(map[string]*Pool{"web": p1})
+	s.Commit(map[string]*Pool{"web": p1}, nil)
 	p2 := mustBuild(t, s, "web", cfg)
 	var got []int
 	for i := range 6 {
@@ -247,10 +248,10 @@ func TestCommitReleases(t *testing.T) {
 	s := NewState()
 	web := mustBuild(t, s, "web", &config.Pool{Members: members("127.0.0.1:1")})
 	grpc := mustBuild(t, s, "grpc", &config.Pool{Scheme: config.SchemeH2C, Members: members("127.0.0.1:2")})
-	s.Commit(map[string]*Pool{"web": web, "grpc": grpc})
+	s.Commit(map[string]*Pool{"web": web, "grpc": grpc}, nil)
 	grpc.Stats.Retries.Add(4)
 
-	s.Commit(map[string]*Pool{"web": web})
+	s.Commit(map[string]*Pool{"web": web}, nil)
 	if n := len(s.transports); n != 1 {
 		t.Errorf("transports after dropping the h2c pool: %d, want 1", n)
 	}
@@ -273,7 +274,7 @@ func TestMembersAcrossGenerations(t *testing.T) {
 	s := NewState()
 	api := mustBuild(t, s, "api", &config.Pool{MembersFrom: config.MembersAPI, Members: members("127.0.0.1:1")})
 	static := mustBuild(t, s, "static", &config.Pool{Members: members("127.0.0.1:2")})
-	s.Commit(map[string]*Pool{"api": api, "static": static})
+	s.Commit(map[string]*Pool{"api": api, "static": static}, nil)
 	if err := s.SetMembers("api", members("127.0.0.1:10", "127.0.0.1:11")); err != nil {
 		t.Fatalf("SetMembers: %v", err)
 	}
@@ -308,7 +309,7 @@ func TestMembersAcrossGenerations(t *testing.T) {
 	// After the commit, the old and the new generation of the api pool
 	// share the members: an update reaches both.
 	api2 := mustBuild(t, s, "api", &config.Pool{MembersFrom: config.MembersAPI})
-	s.Commit(map[string]*Pool{"api": api2})
+	s.Commit(map[string]*Pool{"api": api2}, nil)
 	if err := s.SetMembers("api", members("127.0.0.1:12")); err != nil {
 		t.Fatalf("SetMembers: %v", err)
 	}
@@ -325,7 +326,7 @@ func TestSetMembers(t *testing.T) {
 	static := mustBuild(t, s, "static", &config.Pool{Members: members("127.0.0.1:2")})
 	// Built but not committed: SetMembers must not know it.
 	mustBuild(t, s, "later", &config.Pool{MembersFrom: config.MembersAPI})
-	s.Commit(map[string]*Pool{"api": api, "static": static})
+	s.Commit(map[string]*Pool{"api": api, "static": static}, nil)
 
 	tests := []struct {
 		name    string
@@ -368,7 +369,7 @@ func TestSetMembers(t *testing.T) {
 func TestPruneStats(t *testing.T) {
 	s := NewState()
 	p := mustBuild(t, s, "api", &config.Pool{MembersFrom: config.MembersAPI, Members: members("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3")})
-	s.Commit(map[string]*Pool{"api": p})
+	s.Commit(map[string]*Pool{"api": p}, nil)
 	old := map[string]*balancer.Stats{}
 	for i := range p.Members().Len() {
 		m := p.Members().Member(i)
@@ -401,7 +402,7 @@ func TestPruneStats(t *testing.T) {
 
 	// Once the busy member's request ends, the next prune drops it.
 	old["127.0.0.1:1"].InFlight.Add(-1)
-	s.Commit(map[string]*Pool{"api": p})
+	s.Commit(map[string]*Pool{"api": p}, nil)
 	q := mustBuild(t, s, "probe", &config.Pool{Members: members("127.0.0.1:1")})
 	if q.Members().Member(0).Stats == old["127.0.0.1:1"] {
 		t.Errorf("counters of 127.0.0.1:1 kept after its request ended and a commit without it, want dropped")
@@ -450,7 +451,7 @@ func TestConcurrentMembers(t *testing.T) {
 				cfg.Hash = &config.Hash{By: config.HashByClientIP}
 			}
 			p := mustBuild(t, s, "api", cfg)
-			s.Commit(map[string]*Pool{"api": p})
+			s.Commit(map[string]*Pool{"api": p}, nil)
 			lists := [][]config.Member{
 				members("127.0.0.1:1"),
 				members("127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"),
@@ -493,5 +494,31 @@ func TestConcurrentMembers(t *testing.T) {
 				t.Error(msg)
 			}
 		})
+	}
+}
+
+func TestVariant(t *testing.T) {
+	s := NewState()
+	p := mustBuild(t, s, "p", &config.Pool{Members: members("127.0.0.1:1")})
+	if v := s.Variant(p, 0, 0); v != p.Transport {
+		t.Error("a variant without timeouts is not the pool's transport")
+	}
+	if v := s.Variant(p, config.DefaultConnectTimeout, 0); v != p.Transport {
+		t.Error("a variant with the pool's own timeouts is not the pool's transport")
+	}
+	v := s.Variant(p, 0, 3*time.Second)
+	if v == p.Transport || v.ResponseHeaderTimeout != 3*time.Second {
+		t.Fatalf("variant: same %t, response timeout %v; want a new transport with 3s", v == p.Transport, v.ResponseHeaderTimeout)
+	}
+	if again := s.Variant(p, 0, 3*time.Second); again != v {
+		t.Error("routes with equal timeouts do not share the variant")
+	}
+	s.Commit(map[string]*Pool{"p": p}, []*http.Transport{v})
+	if again := s.Variant(p, 0, 3*time.Second); again != v {
+		t.Error("a committed variant was dropped")
+	}
+	s.Commit(map[string]*Pool{"p": p}, nil)
+	if again := s.Variant(p, 0, 3*time.Second); again == v {
+		t.Error("an unused variant survived Commit")
 	}
 }

@@ -1,0 +1,261 @@
+package daemon
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// policyBackend answers with what it received: method, path, the headers
+// a test asks about.
+func policyBackend(t *testing.T) *backend {
+	return startBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Server", "backend/1.0")
+		w.Header().Set("Access-Control-Allow-Origin", "https://member-says.test")
+		fmt.Fprintf(w, "%s %s auth=%q env=%q len=%d", r.Method, r.URL.RequestURI(), r.Header.Get("Authorization"), r.Header.Get("X-Env"), len(body))
+	})
+}
+
+// htpasswd writes an htpasswd file with user "alice", password "secret".
+func htpasswd(t *testing.T, dir string) string {
+	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, dir, "htpasswd", []byte("# users\nalice:"+string(hash)+"\n"))
+}
+
+// chainConfig has one route carrying every policy, so that the order in
+// which they answer can be observed; and a route whose action is a
+// redirect, with policies that must not run before it.
+const chainConfig = `
+server:
+  listeners:
+    http: {address: "127.0.0.1:0"}
+    https: {address: "127.0.0.1:0", tls: {}}
+  admin: {socket: "{{.Dir}}/admin.sock"}
+  trusted_proxies: [127.0.0.0/8]
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        https_redirect: true
+        routes:
+          - match: {path: {regex: "/api/(v[0-9]+)/(.*)"}}
+            action: {pool: p}
+            policies:
+              app_root: /home
+              deny: [203.0.113.0/24]
+              cors: {allow_origins: ["https://web.test"], allow_credentials: true}
+              basic_auth: {file: "{{.Htpasswd}}", realm: "staff only"}
+              max_body: 1k
+              rewrite: {path: "/$1/$2"}
+              request_headers: {set: [{name: X-Env, value: prod}]}
+              response_headers: {remove: [Server]}
+          - match: {path: {exact: /}}
+            action: {pool: p}
+            policies:
+              app_root: /home
+          - match: {path: {prefix: /moved}}
+            action: {redirect: {url: "https://elsewhere.test/", code: 301}}
+            policies:
+              deny: [0.0.0.0/0, "::/0"]
+    pools:
+      p: {members: ["{{.Member}}"]}
+`
+
+// TestPolicyChainOrder observes, request by request, that each policy
+// answers before the ones after it in the documented chain.
+func TestPolicyChainOrder(t *testing.T) {
+	b := policyBackend(t)
+	dir := t.TempDir()
+	td := startDaemon(t, chainConfig, map[string]any{"Member": b.addr, "Htpasswd": htpasswd(t, dir)})
+	creds := "Basic YWxpY2U6c2VjcmV0" // alice:secret
+	type req struct {
+		listener, method, path string
+		headers                map[string]string
+		body                   string
+	}
+	cases := []struct {
+		name       string
+		req        req
+		status     int
+		wantHeader map[string]string
+		wantBody   string
+		reachesB   bool
+	}{
+		{"app_root answers / before the HTTPS redirect", req{"http", "GET", "/", nil, ""}, 302,
+			map[string]string{"Location": "http://app.test/home"}, "", false},
+		{"a redirect action answers before the HTTPS redirect and deny", req{"http", "GET", "/moved/x", nil, ""}, 301,
+			map[string]string{"Location": "https://elsewhere.test/"}, "", false},
+		{"the HTTPS redirect answers before deny", req{"http", "GET", "/api/v1/x", map[string]string{"X-Forwarded-For": "203.0.113.7"}, ""}, 308,
+			map[string]string{"Location": "https://app.test/api/v1/x"}, "", false},
+		{"deny answers before a CORS preflight", req{"https", "OPTIONS", "/api/v1/x", map[string]string{"X-Forwarded-For": "203.0.113.7", "Origin": "https://web.test"}, ""}, 403,
+			nil, "", false},
+		{"a CORS preflight answers before basic auth", req{"https", "OPTIONS", "/api/v1/x", map[string]string{"Origin": "https://web.test", "Access-Control-Request-Method": "PUT"}, ""}, 204,
+			map[string]string{"Access-Control-Allow-Origin": "https://web.test", "Access-Control-Allow-Credentials": "true"}, "", false},
+		{"basic auth answers before the body limit", req{"https", "POST", "/api/v1/x", nil, strings.Repeat("x", 2048)}, 401,
+			map[string]string{"Www-Authenticate": `Basic realm="staff only"`}, "", false},
+		{"the body limit answers before the member", req{"https", "POST", "/api/v1/x", map[string]string{"Authorization": creds}, strings.Repeat("x", 2048)}, 413,
+			nil, "", false},
+		{"then rewrite, header changes and the member; CORS on the answer", req{"https", "GET", "/api/v2/users/7?q=1", map[string]string{"Authorization": creds, "Origin": "https://web.test"}, ""}, 200,
+			map[string]string{"Access-Control-Allow-Origin": "https://web.test", "Server": ""}, `GET /v2/users/7?q=1 auth="" env="prod" len=0`, true},
+	}
+	c := client()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := b.requests.Load()
+			r, _ := http.NewRequest(tc.req.method, td.url(tc.req.listener)+tc.req.path, strings.NewReader(tc.req.body))
+			r.Host = "app.test"
+			for k, v := range tc.req.headers {
+				r.Header.Set(k, v)
+			}
+			resp, err := c.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d (%q), want %d", resp.StatusCode, body, tc.status)
+			}
+			for k, v := range tc.wantHeader {
+				if got := resp.Header.Get(k); got != v {
+					t.Errorf("%s: %q, want %q", k, got, v)
+				}
+			}
+			if tc.wantBody != "" && string(body) != tc.wantBody {
+				t.Errorf("body %q, want %q", body, tc.wantBody)
+			}
+			if reached := b.requests.Load() > before; reached != tc.reachesB {
+				t.Errorf("the member was reached: %t, want %t", reached, tc.reachesB)
+			}
+		})
+	}
+}
+
+// TestRouteTimeouts checks that a route's own response timeout applies
+// while another route of the same pool keeps the pool's.
+func TestRouteTimeouts(t *testing.T) {
+	slow := startBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // never answers while the client waits
+	})
+	fast := startBackend(t, echo("fast"))
+	td := startDaemon(t, baseConfig+`
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /impatient}}
+            action: {pool: slow}
+            policies: {timeouts: {response: 100ms}}
+          - match: {path: {prefix: /fast}}
+            action: {pool: fast}
+            policies: {timeouts: {connect: 1s}}
+    pools:
+      slow: {members: ["{{.Slow}}"], response_timeout: 1h}
+      fast: {members: ["{{.Fast}}"]}
+`, map[string]any{"Slow": slow.addr, "Fast": fast.addr})
+	if status, body, _ := get(t, client(), td.url("http")+"/impatient", "app.test"); status != 504 {
+		t.Errorf("route with a 100ms response timeout: %d %q, want 504", status, body)
+	}
+	if status, _, _ := get(t, client(), td.url("http")+"/fast", "app.test"); status != 200 {
+		t.Errorf("route with its own connect timeout: %d, want 200", status)
+	}
+}
+
+// TestSourceRangesThroughTrustedProxy checks that the allow list sees the
+// client address from X-Forwarded-For when the peer is trusted, and the peer
+// otherwise.
+func TestSourceRangesThroughTrustedProxy(t *testing.T) {
+	b := policyBackend(t)
+	config := `
+server:
+  listeners: {http: {address: "127.0.0.1:0"}}
+  admin: {socket: "{{.Dir}}/admin.sock"}
+  {{if .Trusted}}trusted_proxies: [127.0.0.0/8]{{end}}
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /}}
+            action: {pool: p}
+            policies: {allow: [198.51.100.0/24, "2001:db8::/32"]}
+    pools:
+      p: {members: ["{{.Member}}"]}
+`
+	cases := []struct {
+		name    string
+		trusted bool
+		xff     string
+		status  int
+	}{
+		{"trusted peer, allowed client", true, "198.51.100.4", 200},
+		{"trusted peer, allowed IPv6 client", true, "2001:db8::1", 200},
+		{"trusted peer, other client", true, "192.0.2.1", 403},
+		{"untrusted peer claiming an allowed client", false, "198.51.100.4", 403},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			td := startDaemon(t, config, map[string]any{"Member": b.addr, "Trusted": tc.trusted})
+			resp := rawRequest(t, td.bound["http"], "GET / HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-For: "+tc.xff+"\r\nConnection: close\r\n\r\n")
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+		})
+	}
+}
+
+// TestBadPolicyFiles checks that a missing or weak htpasswd file refuses
+// the reload with the field path and never shows the file's content.
+func TestBadPolicyFiles(t *testing.T) {
+	b := policyBackend(t)
+	dir := t.TempDir()
+	good := htpasswd(t, dir)
+	config := baseConfig + `
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /}}
+            action: {pool: p}
+            policies: {basic_auth: {file: "{{.File}}"}}
+    pools:
+      p: {members: ["{{.Member}}"]}
+`
+	td := startDaemon(t, config, map[string]any{"Member": b.addr, "File": good})
+	cases := []struct{ name, content, want string }{
+		{"plain text password", "bob:hunter2\n", "line 1"},
+		{"SHA1", "bob:{SHA}5en6G6MezRroT3XKqkdPOmY/BfQ=\n", "line 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			file := writeFile(t, dir, "bad", []byte(tc.content))
+			td.write(t, config, map[string]any{"Member": b.addr, "File": file})
+			_, err := td.admin.Reload(t.Context())
+			if err == nil || !strings.Contains(err.Error(), "tenants.t.applications.app.routes[0].policies.basic_auth.file") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("reload: %v, want a refusal naming the field and %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "bob") || strings.Contains(err.Error(), "5en6G6") {
+				t.Errorf("the refusal shows the file's content: %v", err)
+			}
+		})
+	}
+	// The previous configuration still requires the password.
+	if status, _, _ := get(t, client(), td.url("http")+"/", "app.test"); status != 401 {
+		t.Errorf("after refused reloads: status %d, want 401 from the last good configuration", status)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package cors
+
+const raceEnabled = false

@@ -1,0 +1,95 @@
+// Package rewrite changes the path or the Host a member receives, as
+// ingress-nginx's rewrite-target and upstream-vhost: the new path replaces
+// the whole path (the query string is kept), with $1 to $9 taken from the
+// route's regex submatches; a target without them sends every matching
+// request to that one path.
+package rewrite
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+)
+
+// Handler sets the forwarded path and Host, then calls Next.
+type Handler struct {
+	path  []piece // nil: the path is not rewritten
+	fixed string  // the whole path when it has no submatches
+	host  string
+	next  exchange.Handler
+}
+
+// piece is a literal or a submatch reference of a path template.
+type piece struct {
+	literal string
+	group   int // 1..9, 0 for a literal
+}
+
+// New compiles a rewrite; the configuration was validated (the path starts
+// with "/" and refers to submatches only on regex routes).
+func New(cfg *config.Rewrite, next exchange.Handler) *Handler {
+	h := &Handler{host: cfg.Host, next: next}
+	if cfg.Path != "" {
+		h.path = parse(cfg.Path)
+		if !cfg.UsesCaptures() {
+			h.fixed = cfg.Path
+		}
+	}
+	return h
+}
+
+// parse splits a target into literals and $N references.
+func parse(target string) []piece {
+	var pieces []piece
+	for target != "" {
+		i := strings.IndexByte(target, '$')
+		if i < 0 || i+1 == len(target) || target[i+1] < '1' || target[i+1] > '9' {
+			end := len(target)
+			if i >= 0 {
+				end = i + 1
+			}
+			pieces = append(pieces, piece{literal: target[:end]})
+			target = target[end:]
+			continue
+		}
+		if i > 0 {
+			pieces = append(pieces, piece{literal: target[:i]})
+		}
+		pieces = append(pieces, piece{group: int(target[i+1] - '0')})
+		target = target[i+2:]
+	}
+	return pieces
+}
+
+// Serve sets x.ForwardPath and x.ForwardHost and calls Next.
+func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
+	if h.host != "" {
+		x.ForwardHost = h.host
+	}
+	switch {
+	case h.fixed != "":
+		x.ForwardPath = h.fixed
+	case h.path != nil:
+		x.ForwardPath = h.expand(x.Captures)
+	}
+	h.next.Serve(w, x)
+}
+
+// expand fills the template with the submatches; a reference to a group the
+// regex does not have, or that did not match, is empty (as in nginx).
+func (h *Handler) expand(captures []string) string {
+	var b strings.Builder
+	for _, p := range h.path {
+		if p.group == 0 {
+			b.WriteString(p.literal)
+		} else if p.group < len(captures) {
+			b.WriteString(captures[p.group])
+		}
+	}
+	if b.Len() == 0 {
+		return "/"
+	}
+	return b.String()
+}
