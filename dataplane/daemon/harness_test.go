@@ -239,7 +239,7 @@ func (ca *testCA) issue(t *testing.T, names ...string) (certPEM, keyPEM []byte) 
 }
 
 // writeFile writes data into dir and returns the path.
-func writeFile(t *testing.T, dir, name string, data []byte) string {
+func writeFile(t testing.TB, dir, name string, data []byte) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, data, 0o600); err != nil {

@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -22,7 +24,7 @@ func policyBackend(t *testing.T) *backend {
 }
 
 // htpasswd writes an htpasswd file with user "alice", password "secret".
-func htpasswd(t *testing.T, dir string) string {
+func htpasswd(t testing.TB, dir string) string {
 	hash, err := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -257,5 +259,85 @@ tenants:
 	// The previous configuration still requires the password.
 	if status, _, _ := get(t, client(), td.url("http")+"/", "app.test"); status != 401 {
 		t.Errorf("after refused reloads: status %d, want 401 from the last good configuration", status)
+	}
+}
+
+// FuzzPolicyChain sends arbitrary requests through a route carrying every
+// policy (ending in a fixed response, so no member is needed): no policy may
+// panic, whatever the request holds.
+func FuzzPolicyChain(f *testing.F) {
+	f.Add("GET /api/v1/x HTTP/1.1\r\nHost: app.test\r\nAuthorization: Basic YWxpY2U6c2VjcmV0\r\nOrigin: https://web.test\r\n\r\n")
+	f.Add("OPTIONS /api/v1/x HTTP/1.1\r\nHost: app.test\r\nOrigin: https://a.web.test\r\nX-Forwarded-For: 203.0.113.7, ::1\r\n\r\n")
+	f.Add("POST /api/v9/%00 HTTP/1.1\r\nHost: app.test\r\nContent-Length: 3\r\nAuthorization: Basic !!!\r\n\r\nabc")
+	f.Add("GET / HTTP/1.1\r\nHost: APP.test.:80\r\nCookie: a=b;;=;c\r\nX-Forwarded-Proto: https\r\n\r\n")
+	dir := f.TempDir()
+	td := startDaemon(f, `
+server:
+  listeners: {http: {address: "127.0.0.1:0"}}
+  trusted_proxies: [127.0.0.0/8, "::1/128"]
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test, "*.app.test", "*"]
+        https_redirect: true
+        routes:
+          - match: {path: {regex: "/api/(v[0-9]+)/(.*)"}, headers: [{name: X-A, regex: "a.*"}]}
+            action: {respond: {status: 200, body: "matched"}}
+          - match: {path: {regex: "/api/(v[0-9]+)/(.*)"}}
+            action: {respond: {status: 200, body: "ok"}}
+            policies:
+              app_root: /home
+              allow: [127.0.0.0/8, "::1/128", 198.51.100.0/24]
+              deny: [203.0.113.0/24]
+              cors: {allow_origins: ["https://web.test", "https://*.web.test"], allow_credentials: true}
+              basic_auth: {file: "{{.Htpasswd}}", realm: "r"}
+              max_body: 1k
+              rewrite: {path: "/$2/$1", host: b.test}
+              request_headers: {set: [{name: X-Env, value: prod}], remove: [Cookie]}
+              response_headers: {add: [{name: X-Served, value: "1"}]}
+`, map[string]any{"Htpasswd": htpasswd(f, dir)})
+	h := &entry{d: td.Daemon, port: "80"}
+	f.Fuzz(func(t *testing.T, raw string) {
+		r, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
+		if err != nil {
+			return
+		}
+		r.RemoteAddr = "127.0.0.1:5000"
+		h.ServeHTTP(httptest.NewRecorder(), r)
+	})
+}
+
+// TestHTTPSRedirectBehindProxy checks that the scheme a trusted proxy
+// reports counts for the HTTPS redirect, and that anyone else's does not.
+func TestHTTPSRedirectBehindProxy(t *testing.T) {
+	b := policyBackend(t)
+	config := `
+server:
+  listeners: {http: {address: "127.0.0.1:0"}}
+  {{if .Trusted}}trusted_proxies: [127.0.0.0/8]{{end}}
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        https_redirect: true
+        routes: [{match: {path: {prefix: /}}, action: {pool: p}}]
+    pools:
+      p: {members: ["{{.Member}}"]}
+`
+	for _, trusted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("trusted=%t", trusted), func(t *testing.T) {
+			td := startDaemon(t, config, map[string]any{"Member": b.addr, "Trusted": trusted})
+			resp := rawRequest(t, td.bound["http"], "GET /x HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n\r\n")
+			resp.Body.Close()
+			want := 308
+			if trusted {
+				want = 200
+			}
+			if resp.StatusCode != want {
+				t.Errorf("status %d, want %d", resp.StatusCode, want)
+			}
+		})
 	}
 }

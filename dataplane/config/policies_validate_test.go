@@ -1,0 +1,156 @@
+package config_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// policies returns the policies of the base's route, creating them.
+func policies(c *config.Config) *config.Policies {
+	if route(c).Policies == nil {
+		route(c).Policies = &config.Policies{}
+	}
+	return route(c).Policies
+}
+
+func TestValidatePolicies(t *testing.T) {
+	const P = "tenants.t.applications.app.routes[0].policies"
+	size := func(n int64) *config.ByteSize { b := config.ByteSize(n); return &b }
+	many := make([]string, config.MaxSourceRanges+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("10.0.%d.%d", i/256, i%256)
+	}
+	tests := []struct {
+		name   string
+		mutate func(c *config.Config)
+		want   []wantErr
+	}{
+		{"every policy valid", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Regex: "/api/(.*)"}
+			*policies(c) = config.Policies{
+				AppRoot: "/home",
+				Allow:   []string{"10.0.0.0/8", " 2001:db8::/32 ", "192.0.2.1"},
+				Deny:    []string{"10.9.0.0/16"},
+				CORS: &config.CORS{
+					AllowOrigins: []string{"https://a.test", "https://*.b.test:8443", "null"}, AllowCredentials: true,
+					AllowMethods: []string{"GET", "PROPFIND"}, AllowHeaders: []string{"X-Token"}, ExposeHeaders: []string{"*"},
+					MaxAge: config.Duration(time.Hour),
+				},
+				BasicAuth:       &config.BasicAuth{File: "/etc/ramjet/htpasswd", Realm: "Staff only"},
+				MaxBody:         size(0),
+				Rewrite:         &config.Rewrite{Path: "/$1", Host: "api.internal:8080"},
+				RequestHeaders:  &config.HeaderChanges{Set: []config.Header{{Name: "X-Env", Value: "prod"}}, Remove: []string{"X-Debug"}},
+				ResponseHeaders: &config.HeaderChanges{Add: []config.Header{{Name: "Cache-Control", Value: "no-store"}}},
+				Timeouts:        &config.Timeouts{Connect: config.Duration(time.Second), Response: config.Duration(time.Minute)},
+			}
+		}, nil},
+		{"app_root not a path", func(c *config.Config) { policies(c).AppRoot = "https://x.test/" },
+			[]wantErr{{P + ".app_root", "must be a path starting with a single /"}}},
+		{"app_root protocol-relative", func(c *config.Config) { policies(c).AppRoot = "//evil.test" },
+			[]wantErr{{P + ".app_root", "must be a path starting with a single /"}}},
+		{"app_root with CRLF", func(c *config.Config) { policies(c).AppRoot = "/a\r\nSet-Cookie: x" },
+			[]wantErr{{P + ".app_root", "must not hold control characters"}}},
+		{"allow entry bad", func(c *config.Config) { policies(c).Allow = []string{"10.0.0.0/8", "10.0.0.300"} },
+			[]wantErr{{P + ".allow[1]", `"10.0.0.300" is neither an address nor a CIDR`}}},
+		{"deny entry bad", func(c *config.Config) { policies(c).Deny = []string{"10.0.0.0/33"} },
+			[]wantErr{{P + ".deny[0]", `"10.0.0.0/33" is not a CIDR`}}},
+		{"allow over 1024 entries", func(c *config.Config) { policies(c).Allow = many },
+			[]wantErr{{P + ".allow", "at most 1024 entries, got 1025"}}},
+		{"allow of 1024 entries", func(c *config.Config) { policies(c).Allow = many[:1024] }, nil},
+		{"cors origin with a path", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowOrigins: []string{"https://a.test/path"}}
+		}, []wantErr{{P + ".cors.allow_origins[0]", `"https://a.test/path" is not an origin`}}},
+		{"cors origin without scheme", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowOrigins: []string{"a.test"}}
+		}, []wantErr{{P + ".cors.allow_origins[0]", "is not an origin"}}},
+		{"cors wildcard not first", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowOrigins: []string{"https://a.*.test"}}
+		}, []wantErr{{P + ".cors.allow_origins[0]", "is not an origin"}}},
+		{"cors credentials with the default origin", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowCredentials: true}
+		}, []wantErr{{P + ".cors.allow_credentials", `credentials cannot be allowed for the origin "*"`}}},
+		{"cors credentials with * in a list", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowOrigins: []string{"https://a.test", "*"}, AllowCredentials: true}
+		}, []wantErr{{P + ".cors.allow_credentials", "credentials cannot be allowed"}}},
+		{"cors method with a space", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowMethods: []string{"GET PUT"}}
+		}, []wantErr{{P + ".cors.allow_methods[0]", `"GET PUT" is not a method`}}},
+		{"cors header with CRLF", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowHeaders: []string{"X-A\r\nX-B"}}
+		}, []wantErr{{P + ".cors.allow_headers[0]", "is not a header name"}}},
+		{"cors * in allow_headers (the CORS wildcard)", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowHeaders: []string{"*"}}
+		}, nil},
+		{"cors max_age over a year", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{MaxAge: config.Duration(400 * 24 * time.Hour)}
+		}, []wantErr{{P + ".cors.max_age", "must be at most"}}},
+		{"basic_auth without file", func(c *config.Config) { policies(c).BasicAuth = &config.BasicAuth{} },
+			[]wantErr{{P + ".basic_auth.file", "is required"}}},
+		{"basic_auth realm with a quote", func(c *config.Config) {
+			policies(c).BasicAuth = &config.BasicAuth{File: "/f", Realm: `a"b`}
+		}, []wantErr{{P + ".basic_auth.realm", `must not hold " or \`}}},
+		{"basic_auth realm with LF", func(c *config.Config) {
+			policies(c).BasicAuth = &config.BasicAuth{File: "/f", Realm: "a\nb"}
+		}, []wantErr{{P + ".basic_auth.realm", "must not hold control characters"}}},
+		{"max_body negative", func(c *config.Config) { policies(c).MaxBody = size(-1) },
+			[]wantErr{{P + ".max_body", "must be 0 (no limit) or more"}}},
+		{"rewrite empty", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{} },
+			[]wantErr{{P + ".rewrite", "path or host is required"}}},
+		{"rewrite path relative", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "x"} },
+			[]wantErr{{P + ".rewrite.path", "must start with /"}}},
+		{"rewrite path with a query", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/x?a=1"} },
+			[]wantErr{{P + ".rewrite.path", "must not hold '?' or '#'"}}},
+		{"rewrite captures on a prefix route", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/$1"} },
+			[]wantErr{{P + ".rewrite.path", "$1..$9 refer to the submatches of a regex route"}}},
+		{"rewrite without captures on a prefix route", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/fixed"} }, nil},
+		{"rewrite host invalid", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "a b"} },
+			[]wantErr{{P + ".rewrite.host", `"a b" is not a host name or address`}}},
+		{"rewrite host wildcard", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "*.a.test"} },
+			[]wantErr{{P + ".rewrite.host", "is not a host name or address"}}},
+		{"rewrite host IPv6 with port", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "[::1]:8080"} }, nil},
+		{"request header name invalid", func(c *config.Config) {
+			policies(c).RequestHeaders = &config.HeaderChanges{Set: []config.Header{{Name: "X A", Value: "v"}}}
+		}, []wantErr{{P + ".request_headers.set[0].name", "is not a valid header name"}}},
+		{"request header value with CR", func(c *config.Config) {
+			policies(c).RequestHeaders = &config.HeaderChanges{Add: []config.Header{{Name: "X-A", Value: "a\rb"}}}
+		}, []wantErr{{P + ".request_headers.add[0].value", "must not hold control characters"}}},
+		{"request header Host", func(c *config.Config) {
+			policies(c).RequestHeaders = &config.HeaderChanges{Set: []config.Header{{Name: "host", Value: "x"}}}
+		}, []wantErr{{P + ".request_headers.set[0].name", "host cannot be changed"}}},
+		{"response header Content-Length removed", func(c *config.Config) {
+			policies(c).ResponseHeaders = &config.HeaderChanges{Remove: []string{"Content-Length"}}
+		}, []wantErr{{P + ".response_headers.remove[0]", "Content-Length cannot be changed"}}},
+		{"timeouts too long", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{Connect: config.Duration(6 * time.Minute), Response: config.Duration(25 * time.Hour)}
+		}, []wantErr{{P + ".timeouts.connect", "must be at most 5m"}, {P + ".timeouts.response", "must be at most 24h"}}},
+		{"default route policies", func(c *config.Config) {
+			app(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Pool: "p"}, Policies: &config.Policies{MaxBody: size(-5)}}
+		}, []wantErr{{"tenants.t.applications.app.default_route.policies.max_body", "must be 0 (no limit) or more"}}},
+		{"tenant default route policies", func(c *config.Config) {
+			tenant(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Pool: "p"}, Policies: &config.Policies{Allow: []string{"x"}}}
+		}, []wantErr{{"tenants.t.default_route.policies.allow[0]", `"x" is neither an address nor a CIDR`}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			tc.mutate(c)
+			checkFieldErrors(t, c.Validate(), tc.want)
+		})
+	}
+}
+
+func TestRewriteUsesCaptures(t *testing.T) {
+	cases := map[string]bool{"/$1": true, "/a/$9/b": true, "/": false, "/$0": false, "/$x": false, "/price$": false}
+	for path, want := range cases {
+		if got := (&config.Rewrite{Path: path}).UsesCaptures(); got != want {
+			t.Errorf("UsesCaptures(%q) = %t, want %t", path, got, want)
+		}
+	}
+	var none *config.Rewrite
+	if none.UsesCaptures() {
+		t.Error("a nil rewrite uses captures")
+	}
+}
