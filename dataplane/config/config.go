@@ -112,8 +112,12 @@ type Application struct {
 	// listener's default certificate.
 	TLS *CertificateFiles `yaml:"tls,omitempty" json:"tls,omitempty"`
 	// HTTPSRedirect answers plain-HTTP requests with a 308 to HTTPS, except
-	// under /.well-known/acme-challenge/. A route may override it.
+	// on routes under /.well-known/acme-challenge/. A route may override it.
 	HTTPSRedirect bool `yaml:"https_redirect,omitempty" json:"https_redirect,omitempty"`
+	// AppRoot answers a request for exactly "/" of any of the application's
+	// domains with a 302 to this path on the same scheme and host, before
+	// any route runs (nginx's app-root).
+	AppRoot string `yaml:"app_root,omitempty" json:"app_root,omitempty"`
 	// Routes are matched by path precedence (exact, longest prefix, then
 	// regex in the order given here).
 	Routes []*Route `yaml:"routes,omitempty" json:"routes,omitempty"`

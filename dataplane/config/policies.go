@@ -2,12 +2,9 @@ package config
 
 // Policies are what a route does before and around its action. ramjetd
 // chains them in one fixed order, documented where the chain is built
-// (compiler.chain in dataplane/daemon); every field's zero value turns its
-// policy off.
+// (compiler.chain in dataplane/daemon). Every field's zero value turns its
+// policy off, except MaxBody, whose nil keeps the server's limit.
 type Policies struct {
-	// AppRoot answers a request for exactly "/" with a 302 to this path on
-	// the same scheme and host (nginx's app-root).
-	AppRoot string `yaml:"app_root,omitempty" json:"app_root,omitempty"`
 	// Allow lists the client addresses (CIDRs or single addresses) that may
 	// use the route; empty allows everyone. At most 1024 entries.
 	Allow []string `yaml:"allow,omitempty" json:"allow,omitempty"`
@@ -35,8 +32,9 @@ type Policies struct {
 // defaults.
 type CORS struct {
 	// AllowOrigins are "*", exact origins ("https://app.example.com",
-	// port included when not the scheme's default) or origins with a
-	// wildcard of one label ("https://*.example.com"). Empty means "*".
+	// port included when not the scheme's default), origins with a
+	// wildcard of one label ("https://*.example.com"), or "null". Empty
+	// means "*".
 	AllowOrigins []string `yaml:"allow_origins,omitempty" json:"allow_origins,omitempty"`
 	// AllowMethods defaults to GET, PUT, POST, DELETE, PATCH, OPTIONS.
 	AllowMethods []string `yaml:"allow_methods,omitempty" json:"allow_methods,omitempty"`
@@ -46,8 +44,9 @@ type CORS struct {
 	AllowHeaders []string `yaml:"allow_headers,omitempty" json:"allow_headers,omitempty"`
 	// ExposeHeaders is empty by default; "*" is allowed.
 	ExposeHeaders []string `yaml:"expose_headers,omitempty" json:"expose_headers,omitempty"`
-	// AllowCredentials sends Access-Control-Allow-Credentials: true. It is
-	// refused with the origin "*".
+	// AllowCredentials sends Access-Control-Allow-Credentials: true. False
+	// by default (ingress-nginx's default is true); refused with the origins
+	// "*" and "null".
 	AllowCredentials bool `yaml:"allow_credentials,omitempty" json:"allow_credentials,omitempty"`
 	// MaxAge is how long a browser may cache a preflight. Zero means
 	// 1728000s (20 days), ingress-nginx's default.
@@ -86,7 +85,9 @@ type HeaderChanges struct {
 
 // Header is one header name and value.
 type Header struct {
-	Name  string `yaml:"name" json:"name"`
+	// Name is the header's name, matched case-insensitively.
+	Name string `yaml:"name" json:"name"`
+	// Value is written as it is.
 	Value string `yaml:"value" json:"value"`
 }
 

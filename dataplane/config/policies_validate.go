@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,13 +15,13 @@ const (
 	MaxCORSMaxAge   = 365 * 24 * time.Hour
 )
 
-func (p *Policies) validate(l *errorList, path string, regexMatch bool) {
+// validate checks the policies of a route with action a; regex is the
+// route's compiled path regex, nil for other routes.
+func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.Regexp) {
 	if p == nil {
 		return
 	}
-	if p.AppRoot != "" {
-		l.addErr(path+".app_root", validateLocalPath(p.AppRoot))
-	}
+	p.validateForAction(l, path, a)
 	validateRanges(l, path+".allow", p.Allow)
 	validateRanges(l, path+".deny", p.Deny)
 	if p.CORS != nil {
@@ -33,10 +34,10 @@ func (p *Policies) validate(l *errorList, path string, regexMatch bool) {
 		l.add(path+".max_body", "must be 0 (no limit) or more")
 	}
 	if p.Rewrite != nil {
-		p.Rewrite.validate(l, path+".rewrite", regexMatch)
+		p.Rewrite.validate(l, path+".rewrite", regex)
 	}
-	p.RequestHeaders.validate(l, path+".request_headers")
-	p.ResponseHeaders.validate(l, path+".response_headers")
+	p.RequestHeaders.validate(l, path+".request_headers", true)
+	p.ResponseHeaders.validate(l, path+".response_headers", false)
 	if t := p.Timeouts; t != nil {
 		if t.Connect.Std() > 5*time.Minute {
 			l.add(path+".timeouts.connect", "must be at most 5m")
@@ -45,6 +46,32 @@ func (p *Policies) validate(l *errorList, path string, regexMatch bool) {
 			l.add(path+".timeouts.response", "must be at most 24h")
 		}
 	}
+}
+
+// validateForAction refuses policies the action would never run: a
+// redirect answers before every policy, and a fixed response sends nothing
+// to a member to rewrite, change or time.
+func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
+	switch {
+	case a.Redirect != nil && !p.empty():
+		l.add(path, "a redirect answers before any policy runs, so these would protect nothing; put them on the routes the redirect leads to")
+	case a.Respond != nil:
+		if p.Rewrite != nil {
+			l.add(path+".rewrite", "a fixed response sends nothing to a member to rewrite")
+		}
+		if p.RequestHeaders != nil {
+			l.add(path+".request_headers", "a fixed response sends nothing to a member")
+		}
+		if p.Timeouts != nil {
+			l.add(path+".timeouts", "a fixed response waits for no member")
+		}
+	}
+}
+
+// empty reports whether no policy is set.
+func (p *Policies) empty() bool {
+	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.MaxBody == nil &&
+		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil
 }
 
 // validateLocalPath checks a path used as a redirect target on the same
@@ -80,17 +107,22 @@ var originRE = regexp.MustCompile(`^[a-z][a-z0-9+.-]*://(\*\.)?[A-Za-z0-9-]+(\.[
 
 func (c *CORS) validate(l *errorList, path string) {
 	wildcard := len(c.AllowOrigins) == 0
+	null := false
 	for i, o := range c.AllowOrigins {
 		switch {
 		case o == "*":
 			wildcard = true
 		case o == "null":
+			null = true
 		case !originRE.MatchString(o):
 			l.add(fmt.Sprintf("%s.allow_origins[%d]", path, i), "%q is not an origin: write scheme://host[:port], with at most a *. wildcard as the first label, or *", o)
 		}
 	}
-	if c.AllowCredentials && wildcard {
+	switch {
+	case c.AllowCredentials && wildcard:
 		l.add(path+".allow_credentials", `credentials cannot be allowed for the origin "*" (browsers refuse it, and it would let any site read authenticated answers); list the origins`)
+	case c.AllowCredentials && null:
+		l.add(path+".allow_credentials", `credentials cannot be allowed for the origin "null": any page can send it from a sandboxed frame`)
 	}
 	for i, m := range c.AllowMethods {
 		if ValidateHeaderName(m) != nil {
@@ -132,7 +164,7 @@ var captureRef = regexp.MustCompile(`\$[1-9]`)
 // UsesCaptures reports whether a rewrite path refers to submatches.
 func (r *Rewrite) UsesCaptures() bool { return r != nil && captureRef.MatchString(r.Path) }
 
-func (r *Rewrite) validate(l *errorList, path string, regexMatch bool) {
+func (r *Rewrite) validate(l *errorList, path string, regex *regexp.Regexp) {
 	if r.Path == "" && r.Host == "" {
 		l.add(path, "path or host is required")
 	}
@@ -144,37 +176,77 @@ func (r *Rewrite) validate(l *errorList, path string, regexMatch bool) {
 			l.add(path+".path", "must not hold '?' or '#': the query string of the request is kept")
 		case ValidateHeaderValue(r.Path) != nil:
 			l.add(path+".path", "must not hold control characters")
-		case r.UsesCaptures() && !regexMatch:
+		case r.UsesCaptures() && regex == nil:
 			l.add(path+".path", "$1..$9 refer to the submatches of a regex route; this route's path is not a regex")
+		case r.UsesCaptures() && maxCaptureRef(r.Path) > regex.NumSubexp():
+			l.add(path+".path", "$%d refers to a submatch the route's regex does not have (it has %d)", maxCaptureRef(r.Path), regex.NumSubexp())
 		}
 	}
-	if r.Host != "" {
-		host := r.Host
-		if h, port, err := net.SplitHostPort(r.Host); err == nil && port != "" {
-			host = h
-		}
-		if net.ParseIP(strings.Trim(host, "[]")) == nil && ValidateDomain(strings.ToLower(host)) != nil || strings.HasPrefix(host, "*") {
-			l.add(path+".host", "%q is not a host name or address", r.Host)
-		}
+	if r.Host != "" && !validHostPort(r.Host) {
+		l.add(path+".host", "%q is not a host name or address, with an optional port 1..65535 (IPv6 in brackets)", r.Host)
 	}
 }
 
-// unchangeableHeaders are set by the proxy itself or decide the framing;
-// header changes may not touch them.
+// maxCaptureRef is the largest $N of a rewrite path.
+func maxCaptureRef(p string) int {
+	n := 0
+	for _, ref := range captureRef.FindAllString(p, -1) {
+		n = max(n, int(ref[1]-'0'))
+	}
+	return n
+}
+
+// validHostPort accepts a DNS name, an IPv4 address or a bracketed IPv6
+// address, each with an optional port.
+func validHostPort(hp string) bool {
+	host := hp
+	if h, port, err := net.SplitHostPort(hp); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return false
+		}
+		host = h
+	} else if strings.Contains(hp, ":") && !strings.HasPrefix(hp, "[") {
+		return false // an unbracketed IPv6 address, or a bad port
+	}
+	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
+		return ip.To4() != nil || strings.HasPrefix(hp, "[")
+	}
+	return !strings.HasPrefix(host, "*") && ValidateDomain(strings.ToLower(host)) == nil
+}
+
+// unchangeableHeaders decide the framing or are hop-by-hop: header changes
+// may not touch them in either direction.
 var unchangeableHeaders = map[string]bool{
 	"host": true, "connection": true, "content-length": true, "transfer-encoding": true,
 	"te": true, "upgrade": true, "keep-alive": true, "trailer": true, "proxy-connection": true,
+	"proxy-authorization": true, "proxy-authenticate": true,
 }
 
-func (h *HeaderChanges) validate(l *errorList, path string) {
+// proxySetHeaders are the request headers ramjetd sets or removes itself
+// (forwarding information, the request id, and names the proxy never
+// forwards): request header changes may not set them, so no configuration
+// can forge the client's address or scheme.
+var proxySetHeaders = map[string]bool{
+	"x-forwarded-for": true, "x-forwarded-host": true, "x-forwarded-proto": true, "x-forwarded-port": true,
+	"x-forwarded-scheme": true, "x-forwarded-ssl": true, "x-original-forwarded-for": true, "x-scheme": true,
+	"x-real-ip": true, "forwarded": true, "x-request-id": true, "proxy": true,
+}
+
+func (h *HeaderChanges) validate(l *errorList, path string, request bool) {
 	if h == nil {
 		return
 	}
 	check := func(p, name string) {
-		if err := ValidateHeaderName(name); err != nil {
+		lower := strings.ToLower(name)
+		switch err := ValidateHeaderName(name); {
+		case err != nil:
 			l.add(p, "%v", err)
-		} else if unchangeableHeaders[strings.ToLower(name)] {
-			l.add(p, "%s cannot be changed: the proxy sets it (use rewrite.host for Host)", name)
+		case unchangeableHeaders[lower]:
+			l.add(p, "%s cannot be changed: it is hop-by-hop or decides the framing (use rewrite.host for Host)", name)
+		case request && proxySetHeaders[lower]:
+			l.add(p, "%s cannot be changed: ramjetd sets it from what it knows of the client", name)
+		case request && strings.Contains(name, "_"):
+			l.add(p, "%s cannot be set: headers with '_' are not forwarded (as in ingress-nginx)", name)
 		}
 	}
 	for i, hd := range h.Set {

@@ -17,7 +17,8 @@ func policies(c *config.Config) *config.Policies {
 }
 
 func TestValidatePolicies(t *testing.T) {
-	const P = "tenants.t.applications.app.routes[0].policies"
+	const A = "tenants.t.applications.app"
+	const P = A + ".routes[0].policies"
 	size := func(n int64) *config.ByteSize { b := config.ByteSize(n); return &b }
 	many := make([]string, config.MaxSourceRanges+1)
 	for i := range many {
@@ -30,12 +31,12 @@ func TestValidatePolicies(t *testing.T) {
 	}{
 		{"every policy valid", func(c *config.Config) {
 			match(c).Path = config.PathMatch{Regex: "/api/(.*)"}
+			app(c).AppRoot = "/home"
 			*policies(c) = config.Policies{
-				AppRoot: "/home",
-				Allow:   []string{"10.0.0.0/8", " 2001:db8::/32 ", "192.0.2.1"},
-				Deny:    []string{"10.9.0.0/16"},
+				Allow: []string{"10.0.0.0/8", " 2001:db8::/32 ", "192.0.2.1"},
+				Deny:  []string{"10.9.0.0/16"},
 				CORS: &config.CORS{
-					AllowOrigins: []string{"https://a.test", "https://*.b.test:8443", "null"}, AllowCredentials: true,
+					AllowOrigins: []string{"https://a.test", "https://*.b.test:8443"}, AllowCredentials: true,
 					AllowMethods: []string{"GET", "PROPFIND"}, AllowHeaders: []string{"X-Token"}, ExposeHeaders: []string{"*"},
 					MaxAge: config.Duration(time.Hour),
 				},
@@ -47,12 +48,32 @@ func TestValidatePolicies(t *testing.T) {
 				Timeouts:        &config.Timeouts{Connect: config.Duration(time.Second), Response: config.Duration(time.Minute)},
 			}
 		}, nil},
-		{"app_root not a path", func(c *config.Config) { policies(c).AppRoot = "https://x.test/" },
-			[]wantErr{{P + ".app_root", "must be a path starting with a single /"}}},
-		{"app_root protocol-relative", func(c *config.Config) { policies(c).AppRoot = "//evil.test" },
-			[]wantErr{{P + ".app_root", "must be a path starting with a single /"}}},
-		{"app_root with CRLF", func(c *config.Config) { policies(c).AppRoot = "/a\r\nSet-Cookie: x" },
-			[]wantErr{{P + ".app_root", "must not hold control characters"}}},
+		{"app_root not a path", func(c *config.Config) { app(c).AppRoot = "https://x.test/" },
+			[]wantErr{{A + ".app_root", "must be a path starting with a single /"}}},
+		{"app_root protocol-relative", func(c *config.Config) { app(c).AppRoot = "//evil.test" },
+			[]wantErr{{A + ".app_root", "must be a path starting with a single /"}}},
+		{"app_root with CRLF", func(c *config.Config) { app(c).AppRoot = "/a\r\nSet-Cookie: x" },
+			[]wantErr{{A + ".app_root", "must not hold control characters"}}},
+		{"policies on a redirect action", func(c *config.Config) {
+			*action(c) = config.Action{Redirect: &config.Redirect{URL: "https://x.test/"}}
+			policies(c).Deny = []string{"0.0.0.0/0"}
+		}, []wantErr{{P, "a redirect answers before any policy runs"}}},
+		{"no policies on a redirect action", func(c *config.Config) {
+			*action(c) = config.Action{Redirect: &config.Redirect{URL: "https://x.test/"}}
+			route(c).Policies = &config.Policies{}
+		}, nil},
+		{"rewrite, request headers and timeouts on a fixed response", func(c *config.Config) {
+			*action(c) = config.Action{Respond: &config.Respond{Status: 200}}
+			p := policies(c)
+			p.Rewrite = &config.Rewrite{Path: "/x"}
+			p.RequestHeaders = &config.HeaderChanges{Remove: []string{"X-A"}}
+			p.Timeouts = &config.Timeouts{Connect: config.Duration(time.Second)}
+			p.BasicAuth = &config.BasicAuth{File: "/f"}
+		}, []wantErr{
+			{P + ".rewrite", "a fixed response sends nothing to a member to rewrite"},
+			{P + ".request_headers", "a fixed response sends nothing to a member"},
+			{P + ".timeouts", "a fixed response waits for no member"},
+		}},
 		{"allow entry bad", func(c *config.Config) { policies(c).Allow = []string{"10.0.0.0/8", "10.0.0.300"} },
 			[]wantErr{{P + ".allow[1]", `"10.0.0.300" is neither an address nor a CIDR`}}},
 		{"deny entry bad", func(c *config.Config) { policies(c).Deny = []string{"10.0.0.0/33"} },
@@ -72,6 +93,9 @@ func TestValidatePolicies(t *testing.T) {
 		{"cors credentials with the default origin", func(c *config.Config) {
 			policies(c).CORS = &config.CORS{AllowCredentials: true}
 		}, []wantErr{{P + ".cors.allow_credentials", `credentials cannot be allowed for the origin "*"`}}},
+		{"cors credentials with the null origin", func(c *config.Config) {
+			policies(c).CORS = &config.CORS{AllowOrigins: []string{"https://a.test", "null"}, AllowCredentials: true}
+		}, []wantErr{{P + ".cors.allow_credentials", `credentials cannot be allowed for the origin "null"`}}},
 		{"cors credentials with * in a list", func(c *config.Config) {
 			policies(c).CORS = &config.CORS{AllowOrigins: []string{"https://a.test", "*"}, AllowCredentials: true}
 		}, []wantErr{{P + ".cors.allow_credentials", "credentials cannot be allowed"}}},
@@ -111,6 +135,20 @@ func TestValidatePolicies(t *testing.T) {
 		{"rewrite host wildcard", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "*.a.test"} },
 			[]wantErr{{P + ".rewrite.host", "is not a host name or address"}}},
 		{"rewrite host IPv6 with port", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "[::1]:8080"} }, nil},
+		{"rewrite host IPv6 without brackets", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "::1"} },
+			[]wantErr{{P + ".rewrite.host", `"::1" is not a host name or address`}}},
+		{"rewrite host with a bad port", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "a.test:b"} },
+			[]wantErr{{P + ".rewrite.host", "is not a host name or address"}}},
+		{"rewrite host with port 0", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "a.test:0"} },
+			[]wantErr{{P + ".rewrite.host", "is not a host name or address"}}},
+		{"rewrite to a group the regex lacks", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Regex: "/api/(.*)"}
+			policies(c).Rewrite = &config.Rewrite{Path: "/$1/$2"}
+		}, []wantErr{{P + ".rewrite.path", "$2 refers to a submatch the route's regex does not have (it has 1)"}}},
+		{"rewrite to groups the regex has", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Regex: "/api/(?:x)?(v[0-9])/(.*)"}
+			policies(c).Rewrite = &config.Rewrite{Path: "/$2/$1"}
+		}, nil},
 		{"request header name invalid", func(c *config.Config) {
 			policies(c).RequestHeaders = &config.HeaderChanges{Set: []config.Header{{Name: "X A", Value: "v"}}}
 		}, []wantErr{{P + ".request_headers.set[0].name", "is not a valid header name"}}},
@@ -120,6 +158,18 @@ func TestValidatePolicies(t *testing.T) {
 		{"request header Host", func(c *config.Config) {
 			policies(c).RequestHeaders = &config.HeaderChanges{Set: []config.Header{{Name: "host", Value: "x"}}}
 		}, []wantErr{{P + ".request_headers.set[0].name", "host cannot be changed"}}},
+		{"request header X-Forwarded-For", func(c *config.Config) {
+			policies(c).RequestHeaders = &config.HeaderChanges{Set: []config.Header{{Name: "x-forwarded-for", Value: "6.6.6.6"}}}
+		}, []wantErr{{P + ".request_headers.set[0].name", "ramjetd sets it from what it knows of the client"}}},
+		{"request header X-Request-Id added", func(c *config.Config) {
+			policies(c).RequestHeaders = &config.HeaderChanges{Add: []config.Header{{Name: "X-Request-Id", Value: "fixed"}}}
+		}, []wantErr{{P + ".request_headers.add[0].name", "X-Request-Id cannot be changed"}}},
+		{"request header with an underscore", func(c *config.Config) {
+			policies(c).RequestHeaders = &config.HeaderChanges{Set: []config.Header{{Name: "X_Env", Value: "v"}}}
+		}, []wantErr{{P + ".request_headers.set[0].name", "headers with '_' are not forwarded"}}},
+		{"response header X-Request-Id may be set", func(c *config.Config) {
+			policies(c).ResponseHeaders = &config.HeaderChanges{Set: []config.Header{{Name: "X-Request-Id", Value: "v"}}}
+		}, nil},
 		{"response header Content-Length removed", func(c *config.Config) {
 			policies(c).ResponseHeaders = &config.HeaderChanges{Remove: []string{"Content-Length"}}
 		}, []wantErr{{P + ".response_headers.remove[0]", "Content-Length cannot be changed"}}},

@@ -235,7 +235,7 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget) {
 	}
 	if t.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &t.DefaultRoute.Action)
-		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", false)
+		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", &t.DefaultRoute.Action, nil)
 	}
 	for _, aname := range sortedKeys(t.Applications) {
 		apath := path + ".applications." + aname
@@ -264,6 +264,9 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 			l.addErr(dpath, ValidateDomain(d))
 		}
 	}
+	if app.AppRoot != "" {
+		l.addErr(path+".app_root", validateLocalPath(app.AppRoot))
+	}
 	if app.TLS != nil {
 		if app.TLS.CertFile == "" || app.TLS.KeyFile == "" {
 			l.add(path+".tls", "cert_file and key_file are required")
@@ -287,14 +290,18 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 		}
 		r.Match.validate(l, rpath+".match", budget)
 		t.validateAction(l, rpath+".action", &r.Action)
-		r.Policies.validate(l, rpath+".policies", r.Match.Path.Regex != "")
+		var regex *regexp.Regexp
+		if r.Match.Path.Regex != "" {
+			regex, _ = CompilePathRegex(r.Match.Path.Regex)
+		}
+		r.Policies.validate(l, rpath+".policies", &r.Action, regex)
 		if len(r.Name) > MaxValueLength || strings.ContainsAny(r.Name, "\r\n\x00") {
 			l.add(rpath+".name", "must be at most %d bytes without control characters", MaxValueLength)
 		}
 	}
 	if app.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
-		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", false)
+		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil)
 	}
 }
 

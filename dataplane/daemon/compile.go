@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -213,14 +214,14 @@ func (c *compiler) buildSites() []router.Site[*route] {
 		info := &application{tenant: tname, name: aname, requests: c.d.metrics.RequestCounters(tname, aname)}
 		site := router.Site[*route]{Domains: app.Domains}
 		for i, r := range app.Routes {
-			redirect := app.HTTPSRedirect
+			host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: app.HTTPSRedirect && !underACME(r.Match.Path)}
 			if r.HTTPSRedirect != nil {
-				redirect = *r.HTTPSRedirect
+				host.httpsRedirect = *r.HTTPSRedirect
 			}
 			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
 			site.Routes = append(site.Routes, router.Route[*route]{
 				Match:    r.Match,
-				Value:    &route{handler: c.chain(rpath, &r.Action, r.Policies, redirect), app: info},
+				Value:    &route{handler: c.chain(rpath, &r.Action, r.Policies, host), app: info},
 				Captures: r.Policies != nil && r.Policies.Rewrite.UsesCaptures(),
 			})
 		}
@@ -230,12 +231,30 @@ func (c *compiler) buildSites() []router.Site[*route] {
 	return sites
 }
 
+// hostPolicies are the settings of an application that its routes apply.
+type hostPolicies struct {
+	appRoot       string
+	httpsRedirect bool
+}
+
+// underACME reports whether a route serves ACME HTTP-01 challenges, which
+// must stay reachable over plain HTTP: as ingress-nginx's
+// no-tls-redirect-locations, the exemption follows the route's path, not
+// the request's.
+func underACME(p config.PathMatch) bool {
+	path := p.Exact + p.Prefix
+	return strings.HasPrefix(path+"/", httpsredirect.ACMEChallengePrefix)
+}
+
 func (c *compiler) defaultHandler(path string, app *config.Application, tname string, t *config.Tenant) exchange.Handler {
+	host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: app.HTTPSRedirect}
 	switch {
 	case app.DefaultRoute != nil:
-		return c.chain(path+".default_route", &app.DefaultRoute.Action, app.DefaultRoute.Policies, app.HTTPSRedirect)
+		return c.chain(path+".default_route", &app.DefaultRoute.Action, app.DefaultRoute.Policies, host)
 	case t.DefaultRoute != nil:
-		return c.chain("tenants."+tname+".default_route", &t.DefaultRoute.Action, t.DefaultRoute.Policies, app.HTTPSRedirect)
+		return c.chain("tenants."+tname+".default_route", &t.DefaultRoute.Action, t.DefaultRoute.Policies, host)
+	case app.AppRoot != "":
+		return approot.Handler{Path: app.AppRoot, Next: notFoundRoute}
 	}
 	return notFoundRoute
 }
@@ -243,9 +262,10 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 // chain builds a route's handlers. This is the one place that fixes the
 // order of the policies, outermost first:
 //
-//	app_root, and a redirect action (answered before anything else, like
-//	    nginx's rewrite phase, which runs before its SSL redirect and its
-//	    access checks)
+//	the application's app_root, then a redirect action (answered before
+//	    anything else, like nginx's rewrite phase, which runs before its SSL
+//	    redirect and its access checks; validation refuses other policies on
+//	    a redirect)
 //	→ HTTPS redirect (308)
 //	→ allow/deny source ranges (403)
 //	→ CORS (a preflight is answered 204 here, before authentication)
@@ -256,7 +276,7 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 //	→ action: proxy (with the route's timeouts) or fixed response
 //
 // path is the route's field path, for errors.
-func (c *compiler) chain(path string, a *config.Action, p *config.Policies, httpsRedirect bool) exchange.Handler {
+func (c *compiler) chain(path string, a *config.Action, p *config.Policies, host hostPolicies) exchange.Handler {
 	if p == nil {
 		p = &config.Policies{}
 	}
@@ -264,10 +284,10 @@ func (c *compiler) chain(path string, a *config.Action, p *config.Policies, http
 	if a.Redirect != nil {
 		h = redirect.New(a.Redirect.URL, a.Redirect.Code)
 	} else {
-		h = c.policies(path+".policies", c.action(a, p.Timeouts), p, httpsRedirect)
+		h = c.policies(path+".policies", c.action(a, p.Timeouts), p, host.httpsRedirect)
 	}
-	if p.AppRoot != "" {
-		h = approot.Handler{Path: p.AppRoot, Next: h}
+	if host.appRoot != "" {
+		h = approot.Handler{Path: host.appRoot, Next: h}
 	}
 	return h
 }
@@ -332,7 +352,7 @@ func (c *compiler) basicAuth(path string, cfg *config.BasicAuth, next exchange.H
 		c.d.authCaches[digest] = cache
 	}
 	c.authFiles = append(c.authFiles, digest)
-	return basicauth.New(file, cfg.Realm, cache, next)
+	return basicauth.New(file, cfg.Realm, cache, c.d.authLimiter, next)
 }
 
 // authCacheSize bounds the verified credentials remembered per htpasswd

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,9 @@ type Daemon struct {
 	// authCaches are the basic-auth verification caches by htpasswd
 	// content digest, kept across reloads while a generation uses them.
 	authCaches map[[32]byte]*basicauth.Cache
+	// authLimiter bounds the password hashes verified at once: half the
+	// cores, so that guessing passwords cannot take the CPU from traffic.
+	authLimiter *basicauth.Limiter
 
 	current atomic.Pointer[generation]
 	ready   atomic.Bool
@@ -105,7 +109,8 @@ func New(opts Options) (*Daemon, error) {
 		conns:   proxy.NewConnTracker(),
 		bound:   map[string]string{},
 
-		authCaches: map[[32]byte]*basicauth.Cache{},
+		authCaches:  map[[32]byte]*basicauth.Cache{},
+		authLimiter: basicauth.NewLimiter(runtime.GOMAXPROCS(0)/2, 2*time.Second),
 	}
 	if d.log == nil {
 		d.log = slog.Default()

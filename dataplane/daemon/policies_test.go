@@ -32,9 +32,9 @@ func htpasswd(t testing.TB, dir string) string {
 	return writeFile(t, dir, "htpasswd", []byte("# users\nalice:"+string(hash)+"\n"))
 }
 
-// chainConfig has one route carrying every policy, so that the order in
-// which they answer can be observed; and a route whose action is a
-// redirect, with policies that must not run before it.
+// chainConfig has an application with app_root and HTTPS redirect, one
+// route carrying every policy, so that the order in which they answer can be
+// observed, and a route whose action is a redirect.
 const chainConfig = `
 server:
   listeners:
@@ -48,11 +48,11 @@ tenants:
       app:
         domains: [app.test]
         https_redirect: true
+        app_root: /home
         routes:
           - match: {path: {regex: "/api/(v[0-9]+)/(.*)"}}
             action: {pool: p}
             policies:
-              app_root: /home
               deny: [203.0.113.0/24]
               cors: {allow_origins: ["https://web.test"], allow_credentials: true}
               basic_auth: {file: "{{.Htpasswd}}", realm: "staff only"}
@@ -62,12 +62,8 @@ tenants:
               response_headers: {remove: [Server]}
           - match: {path: {exact: /}}
             action: {pool: p}
-            policies:
-              app_root: /home
           - match: {path: {prefix: /moved}}
             action: {redirect: {url: "https://elsewhere.test/", code: 301}}
-            policies:
-              deny: [0.0.0.0/0, "::/0"]
     pools:
       p: {members: ["{{.Member}}"]}
 `
@@ -92,9 +88,9 @@ func TestPolicyChainOrder(t *testing.T) {
 		wantBody   string
 		reachesB   bool
 	}{
-		{"app_root answers / before the HTTPS redirect", req{"http", "GET", "/", nil, ""}, 302,
+		{"app_root answers / before its route and the HTTPS redirect", req{"http", "GET", "/", nil, ""}, 302,
 			map[string]string{"Location": "http://app.test/home"}, "", false},
-		{"a redirect action answers before the HTTPS redirect and deny", req{"http", "GET", "/moved/x", nil, ""}, 301,
+		{"a redirect action answers before the HTTPS redirect", req{"http", "GET", "/moved/x", nil, ""}, 301,
 			map[string]string{"Location": "https://elsewhere.test/"}, "", false},
 		{"the HTTPS redirect answers before deny", req{"http", "GET", "/api/v1/x", map[string]string{"X-Forwarded-For": "203.0.113.7"}, ""}, 308,
 			map[string]string{"Location": "https://app.test/api/v1/x"}, "", false},
@@ -263,8 +259,9 @@ tenants:
 }
 
 // FuzzPolicyChain sends arbitrary requests through a route carrying every
-// policy (ending in a fixed response, so no member is needed): no policy may
-// panic, whatever the request holds.
+// policy and ending in the proxy (whose only member refuses connections, so
+// every request ends quickly): no policy may panic, whatever the request
+// holds.
 func FuzzPolicyChain(f *testing.F) {
 	f.Add("GET /api/v1/x HTTP/1.1\r\nHost: app.test\r\nAuthorization: Basic YWxpY2U6c2VjcmV0\r\nOrigin: https://web.test\r\n\r\n")
 	f.Add("OPTIONS /api/v1/x HTTP/1.1\r\nHost: app.test\r\nOrigin: https://a.web.test\r\nX-Forwarded-For: 203.0.113.7, ::1\r\n\r\n")
@@ -281,13 +278,13 @@ tenants:
       app:
         domains: [app.test, "*.app.test", "*"]
         https_redirect: true
+        app_root: /home
         routes:
           - match: {path: {regex: "/api/(v[0-9]+)/(.*)"}, headers: [{name: X-A, regex: "a.*"}]}
             action: {respond: {status: 200, body: "matched"}}
           - match: {path: {regex: "/api/(v[0-9]+)/(.*)"}}
-            action: {respond: {status: 200, body: "ok"}}
+            action: {pool: closed}
             policies:
-              app_root: /home
               allow: [127.0.0.0/8, "::1/128", 198.51.100.0/24]
               deny: [203.0.113.0/24]
               cors: {allow_origins: ["https://web.test", "https://*.web.test"], allow_credentials: true}
@@ -296,6 +293,8 @@ tenants:
               rewrite: {path: "/$2/$1", host: b.test}
               request_headers: {set: [{name: X-Env, value: prod}], remove: [Cookie]}
               response_headers: {add: [{name: X-Served, value: "1"}]}
+    pools:
+      closed: {members: ["127.0.0.1:1"], retries: 0}
 `, map[string]any{"Htpasswd": htpasswd(f, dir)})
 	h := &entry{d: td.Daemon, port: "80"}
 	f.Fuzz(func(t *testing.T, raw string) {

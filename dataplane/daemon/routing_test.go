@@ -37,6 +37,8 @@ tenants:
         routes:
           - match: {path: {prefix: /}}
             action: {pool: web}
+          - match: {path: {prefix: /.well-known/acme-challenge}}
+            action: {pool: web}
     pools:
       api: {members: ["{{.API}}"]}
       web: {members: ["{{.Web}}"]}
@@ -95,7 +97,7 @@ func TestRouting(t *testing.T) {
 			t.Fatalf("got %d %q", status, body)
 		}
 	})
-	t.Run("acme challenge is not redirected", func(t *testing.T) {
+	t.Run("a route serving ACME challenges is not redirected", func(t *testing.T) {
 		status, body, _ := rawGet(t, td.bound["http"], "secure.example.com", "/.well-known/acme-challenge/token")
 		if status != 200 || !strings.HasPrefix(body, "web GET /.well-known/acme-challenge/token") {
 			t.Fatalf("got %d %q", status, body)

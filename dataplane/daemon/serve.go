@@ -117,7 +117,10 @@ func contains(prefixes []netip.Prefix, addr netip.Addr) bool {
 
 // clientFromForwardedFor returns the right-most address of X-Forwarded-For
 // that is not a trusted proxy (every hop after it is one we trust), the
-// left-most when all are trusted, or fallback when the header holds none.
+// left-most when all are trusted, or fallback when the header is absent.
+// Entries may carry a port ("198.51.100.7:4444", "[2001:db8::1]:443"), as
+// some load balancers write them. An entry that is no address at all gives
+// the invalid address: the client is unknown, and access lists refuse it.
 func clientFromForwardedFor(values []string, trusted []netip.Prefix, fallback netip.Addr) netip.Addr {
 	client := fallback
 	for i := len(values) - 1; i >= 0; i-- {
@@ -129,17 +132,29 @@ func clientFromForwardedFor(values []string, trusted []netip.Prefix, fallback ne
 			} else {
 				item, list = list, ""
 			}
-			addr, err := netip.ParseAddr(strings.TrimSpace(item))
-			if err != nil {
-				return client
+			addr, ok := parseForwardedAddr(strings.TrimSpace(item))
+			if !ok {
+				return netip.Addr{}
 			}
-			client = addr.Unmap()
+			client = addr
 			if !contains(trusted, client) {
 				return client
 			}
 		}
 	}
 	return client
+}
+
+// parseForwardedAddr parses an address of X-Forwarded-For, with or without
+// a port.
+func parseForwardedAddr(s string) (netip.Addr, bool) {
+	if addr, err := netip.ParseAddr(s); err == nil {
+		return addr.Unmap(), true
+	}
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	return netip.Addr{}, false
 }
 
 // requestPath is the path of r; an absolute-form request target without a

@@ -132,7 +132,7 @@ func prepareRequestHeaders(x *exchange.Request) {
 func setForwardingHeaders(x *exchange.Request, h http.Header) {
 	peer := x.Peer.String()
 	client := peer
-	if x.ClientIP != x.Peer {
+	if x.ClientIP.IsValid() && x.ClientIP != x.Peer {
 		client = x.ClientIP.String()
 	}
 	if !x.PeerTrusted {

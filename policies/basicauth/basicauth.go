@@ -46,6 +46,7 @@ type Handler struct {
 	file      *File
 	challenge string // the WWW-Authenticate value
 	cache     *Cache
+	limiter   *Limiter
 	next      exchange.Handler
 	// verified, when set, is called after each hash verification (tests).
 	verified func()
@@ -53,12 +54,13 @@ type Handler struct {
 
 // New returns a Handler for the users of f, announcing realm in its
 // challenges. cache may be nil (no caching) and is meant to be shared by
-// every route that uses f. New panics when f or next is nil.
-func New(f *File, realm string, cache *Cache, next exchange.Handler) *Handler {
+// every route that uses f; limiter may be nil (no bound) and is meant to be
+// shared by every route of the process. New panics when f or next is nil.
+func New(f *File, realm string, cache *Cache, limiter *Limiter, next exchange.Handler) *Handler {
 	if f == nil || next == nil {
 		panic("basicauth: New with a nil File or next handler")
 	}
-	return &Handler{file: f, challenge: challenge(realm), cache: cache, next: next}
+	return &Handler{file: f, challenge: challenge(realm), cache: cache, limiter: limiter, next: next}
 }
 
 // challenge returns `Basic realm="<realm>"`. The configuration refuses
@@ -81,43 +83,74 @@ func challenge(realm string) string {
 }
 
 // Serve passes x on without its Authorization header when it carries valid
-// credentials, and answers 401 otherwise.
+// credentials, and answers 401 otherwise (503 when too many hashes are being
+// verified to give this one a turn).
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
-	if !h.authorized(x.HTTP.Header) {
+	switch h.authorized(x.HTTP) {
+	case granted:
+		x.HTTP.Header.Del("Authorization")
+		h.next.Serve(w, x)
+	case busy:
+		busyAnswer(w, x.HTTP)
+	default:
 		h.unauthorized(w, x.HTTP)
-		return
 	}
-	x.HTTP.Header.Del("Authorization")
-	h.next.Serve(w, x)
 }
 
-// authorized reports whether hdr carries the credentials of a user of the
-// file, from the cache or by verifying the hash.
-func (h *Handler) authorized(hdr http.Header) bool {
-	user, password, ok := credentials(hdr)
+// outcome is the result of checking credentials.
+type outcome int
+
+const (
+	refused outcome = iota
+	granted
+	busy
+)
+
+// authorized checks the request's credentials against the file, from the
+// cache or by verifying the hash when the limiter gives a turn.
+func (h *Handler) authorized(r *http.Request) outcome {
+	user, password, ok := credentials(r.Header)
 	if !ok {
-		return false
+		return refused
 	}
 	e, ok := h.file.lookup(user)
 	if !ok {
-		return false
+		return refused
 	}
 	var k cacheKey
 	if h.cache != nil {
 		k = h.cache.key(h.file.digest, user, password)
 		if h.cache.has(k) {
-			return true
+			return granted
 		}
 	}
+	if !h.limiter.acquire(r.Context()) {
+		return busy
+	}
 	ok = e.verify(password)
+	h.limiter.release()
 	if h.verified != nil {
 		h.verified()
 	}
-	if ok {
-		h.cache.add(k)
+	if !ok {
+		return refused
 	}
-	return ok
+	h.cache.add(k)
+	return granted
 }
+
+// busyAnswer tells the client to try again: the hashes being verified use
+// every turn the limiter gives.
+func busyAnswer(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	if r.Method != http.MethodHead {
+		w.Write(busyBody)
+	}
+}
+
+var busyBody = []byte("Service Unavailable: too many sign-in attempts at once; try again\n")
 
 // credentials returns the user and password of a single
 // "Authorization: Basic <base64(user:password)>" header. The scheme is

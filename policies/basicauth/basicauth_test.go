@@ -1,12 +1,14 @@
 package basicauth
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/GehirnInc/crypt/apr1_crypt"
 	"github.com/ramjet-dev/ramjet/dataplane/exchange"
@@ -75,7 +77,7 @@ func newTestHandler(t testing.TB, accounts []account, cache *Cache) (*Handler, *
 		t.Fatalf("Parse: %v", err)
 	}
 	next := &recorder{}
-	return New(f, testRealm, cache, next), next
+	return New(f, testRealm, cache, nil, next), next
 }
 
 func TestServeValid(t *testing.T) {
@@ -205,7 +207,7 @@ func TestNewPanicsOnNil(t *testing.T) {
 					t.Errorf("New did not panic, want a panic")
 				}
 			}()
-			New(tt.f, "", nil, tt.next)
+			New(tt.f, "", nil, nil, tt.next)
 		})
 	}
 }
@@ -252,4 +254,61 @@ func countVerifications(h *Handler) *atomic.Int64 {
 	var n atomic.Int64
 	h.verified = func() { n.Add(1) }
 	return &n
+}
+
+// TestLimiter checks that verifications beyond the limiter's turns wait,
+// and are answered 503 when no turn comes within its patience; cached
+// credentials never wait.
+func TestLimiter(t *testing.T) {
+	l := NewLimiter(1, 50*time.Millisecond)
+	if !l.acquire(context.Background()) {
+		t.Fatal("the first turn was refused")
+	}
+	start := time.Now()
+	if l.acquire(context.Background()) {
+		t.Fatal("a second turn was granted while the first is held")
+	}
+	if waited := time.Since(start); waited < 40*time.Millisecond {
+		t.Errorf("refused after %v, want after the 50ms patience", waited)
+	}
+	done := make(chan bool)
+	go func() { done <- l.acquire(context.Background()) }()
+	time.Sleep(10 * time.Millisecond)
+	l.release()
+	if !<-done {
+		t.Error("a waiting turn was not granted when the first was released")
+	}
+	l.release()
+
+	// Through the handler: the only turn is taken, so a miss gets 503, and
+	// a request whose credentials are cached passes.
+	f, err := Parse("htpasswd", []byte("alice:"+generate(t, apr1_crypt.New().Generate, "secret", "")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := NewCache(8)
+	next := exchange.HandlerFunc(func(w http.ResponseWriter, x *exchange.Request) { w.WriteHeader(http.StatusNoContent) })
+	h := New(f, "r", cache, l, next)
+	serve := func() int {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.SetBasicAuth("alice", "secret")
+		w := httptest.NewRecorder()
+		h.Serve(w, &exchange.Request{HTTP: r})
+		return w.Code
+	}
+	if code := serve(); code != http.StatusNoContent {
+		t.Fatalf("first request: %d, want 204", code)
+	}
+	l.acquire(context.Background())
+	defer l.release()
+	if code := serve(); code != http.StatusNoContent {
+		t.Errorf("cached credentials with every turn taken: %d, want 204", code)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.SetBasicAuth("alice", "wrong")
+	w := httptest.NewRecorder()
+	h.Serve(w, &exchange.Request{HTTP: r})
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") == "" {
+		t.Errorf("a miss with every turn taken: %d, want 503 with Retry-After", w.Code)
+	}
 }

@@ -230,7 +230,7 @@ func TestConcurrent(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	h := New(f, testRealm, cache, next)
+	h := New(f, testRealm, cache, nil, next)
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
@@ -292,7 +292,7 @@ func benchServe(b *testing.B, a account, cache *Cache) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := New(f, testRealm, cache, exchange.HandlerFunc(func(w http.ResponseWriter, x *exchange.Request) {}))
+	h := New(f, testRealm, cache, nil, exchange.HandlerFunc(func(w http.ResponseWriter, x *exchange.Request) {}))
 	r, err := http.NewRequest(http.MethodGet, "/", nil)
 	if err != nil {
 		b.Fatal(err)

@@ -178,8 +178,9 @@ func joinNames(field string, names []string, def string, starAllowed bool) (stri
 	return strings.Join(names, ", "), nil
 }
 
-// maxAgeSeconds formats a max age in whole seconds, rounded down; zero
-// means DefaultMaxAge.
+// maxAgeSeconds formats a max age in whole seconds, rounded up (a
+// sub-second age must not become 0, which turns caching off); zero means
+// DefaultMaxAge.
 func maxAgeSeconds(d time.Duration) (string, error) {
 	switch {
 	case d < 0:
@@ -187,7 +188,7 @@ func maxAgeSeconds(d time.Duration) (string, error) {
 	case d == 0:
 		return strconv.Itoa(DefaultMaxAge), nil
 	}
-	return strconv.FormatInt(int64(d/time.Second), 10), nil
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10), nil
 }
 
 // Serve answers an OPTIONS request to which CORS applies with 204 and the

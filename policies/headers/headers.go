@@ -1,9 +1,9 @@
 // Package headers sets, adds and removes request headers (before the
 // request goes to the member) and response headers (before the answer goes
 // to the client), as the Gateway API's header modifier filters do. Names are
-// canonicalised and values checked when the configuration loads; the proxy's
-// own headers (X-Forwarded-*, X-Real-IP, X-Request-ID) are set after the
-// request changes, so those cannot be forged through them.
+// canonicalised and values checked when the configuration loads, which also
+// refuses the headers ramjetd sets itself (X-Forwarded-*, X-Real-IP,
+// X-Request-ID, Forwarded), so no configuration can forge them.
 package headers
 
 import (
@@ -19,11 +19,18 @@ type Handler struct {
 	next              exchange.Handler
 }
 
-// changes are HeaderChanges with canonical names.
+// changes are HeaderChanges with canonical names, set values prepared once.
 type changes struct {
 	remove []string
-	set    []config.Header
+	set    []setHeader
 	add    []config.Header
+}
+
+// setHeader is a header to set with its value slice, shared by every
+// request: its capacity is 1, so anything appended later copies it.
+type setHeader struct {
+	name   string
+	values []string
 }
 
 // New compiles the request and response changes; either may be nil.
@@ -40,7 +47,7 @@ func compile(hc *config.HeaderChanges) *changes {
 		c.remove = append(c.remove, http.CanonicalHeaderKey(name))
 	}
 	for _, h := range hc.Set {
-		c.set = append(c.set, config.Header{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})
+		c.set = append(c.set, setHeader{name: http.CanonicalHeaderKey(h.Name), values: []string{h.Value}[:1:1]})
 	}
 	for _, h := range hc.Add {
 		c.add = append(c.add, config.Header{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})
@@ -54,7 +61,7 @@ func (c *changes) apply(h http.Header) {
 		delete(h, name)
 	}
 	for _, hd := range c.set {
-		h[hd.Name] = []string{hd.Value}
+		h[hd.name] = hd.values
 	}
 	for _, hd := range c.add {
 		h[hd.Name] = append(h[hd.Name], hd.Value)

@@ -1,6 +1,7 @@
 // Package httpsredirect answers plain-HTTP requests with a permanent
-// redirect to HTTPS (308, as ingress-nginx answers), except ACME HTTP-01
-// challenges, which must stay reachable over plain HTTP.
+// redirect to HTTPS (308, as ingress-nginx answers). Routes that serve ACME
+// HTTP-01 challenges (under ACMEChallengePrefix) are built without it, so
+// challenges stay reachable over plain HTTP.
 package httpsredirect
 
 import (
@@ -10,7 +11,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/exchange"
 )
 
-// ACMEChallengePrefix is the path prefix that is never redirected.
+// ACMEChallengePrefix is the path prefix of ACME HTTP-01 challenges.
 const ACMEChallengePrefix = "/.well-known/acme-challenge/"
 
 // Handler redirects plain-HTTP requests and passes the others to Next.
@@ -22,7 +23,7 @@ type Handler struct {
 // plain HTTP (as the client made it: a trusted proxy's X-Forwarded-Proto
 // counts), and passes every other request on.
 func (h Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
-	if x.Scheme == "https" || strings.HasPrefix(x.Path, ACMEChallengePrefix) {
+	if x.Scheme == "https" {
 		h.Next.Serve(w, x)
 		return
 	}
