@@ -202,6 +202,11 @@ tenants:
 		{"trusted peer, allowed IPv6 client", true, "2001:db8::1", 200},
 		{"trusted peer, other client", true, "192.0.2.1", 403},
 		{"untrusted peer claiming an allowed client", false, "198.51.100.4", 403},
+		{"trusted peer, client with a port", true, "198.51.100.4:4444", 200},
+		{"trusted peer, IPv6 client with a port", true, "[2001:db8::1]:443", 200},
+		{"trusted peer, client behind another trusted hop with a port", true, "198.51.100.7, 127.0.0.5:80", 200},
+		{"trusted peer, client unknown", true, "unknown", 403},
+		{"trusted peer, garbage after a trusted hop", true, "garbage, 127.0.0.5", 403},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
