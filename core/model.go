@@ -1,0 +1,173 @@
+// Package core is the heart of the controller: the route model that inputs
+// (Ingress, Gateway API) contribute to, the ownership engine that merges
+// their contributions under the namespace and oldest-wins rules, the
+// generated names, the rendering to the data plane's configuration with its
+// validation, and the isolation of objects that break it.
+//
+// Everything here is a pure function of its input: no Kubernetes client, no
+// clock, no I/O. Inputs turn their objects into Contributions; Build turns
+// contributions into a ramjet.yaml, its files and the findings (Events) of
+// every object.
+package core
+
+import (
+	"crypto/tls"
+	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// Origin identifies the object a contribution comes from.
+type Origin struct {
+	Kind      string // "Ingress", "HTTPRoute"
+	Namespace string
+	Name      string
+	UID       string
+	Created   time.Time
+}
+
+// String is "Kind namespace/name".
+func (o Origin) String() string { return o.Kind + " " + o.Namespace + "/" + o.Name }
+
+// Older reports whether a was created before b; equal times are ordered by
+// namespace/name ascending (the Gateway API's tie-break), then kind.
+func Older(a, b Origin) bool {
+	if !a.Created.Equal(b.Created) {
+		return a.Created.Before(b.Created)
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return a.Kind < b.Kind
+}
+
+// Contribution is what one object asks to be served.
+type Contribution struct {
+	Origin Origin
+	// Refused marks an object that is not served (an access control
+	// Ramjet does not provide, an invalid access value). It still claims
+	// its hosts, paths and TLS hosts, which then answer 404, so that
+	// refusing it never hands its users to a newer object.
+	Refused bool
+	// Rules are the hosts and their paths.
+	Rules []Rule
+	// TLS lists the hosts that should be served over HTTPS and their
+	// certificate. Only hosts with a rule in the same contribution count.
+	TLS []TLS
+	// DefaultBackend is a claim on the catch-all: the backend of requests
+	// no rule takes.
+	DefaultBackend *Backend
+	// Settings apply to every path of the contribution.
+	Settings Settings
+	// Findings are the problems found while translating the object.
+	Findings []Finding
+}
+
+// Rule is one host and its paths. Host "" is the catch-all: requests for
+// hosts no other rule names.
+type Rule struct {
+	Host  string
+	Paths []Path
+}
+
+// PathType is how a path matches, as Kubernetes defines it.
+type PathType string
+
+// The path types.
+const (
+	PathExact                  PathType = "Exact"
+	PathPrefix                 PathType = "Prefix"
+	PathImplementationSpecific PathType = "ImplementationSpecific"
+)
+
+// Path is one path of a rule and where it goes.
+type Path struct {
+	Path    string
+	Type    PathType
+	Backend *Backend
+	// Headers and Cookies narrow the path to requests that carry them
+	// (canaries).
+	Headers []config.HeaderMatch
+	Cookies []config.CookieMatch
+}
+
+// Backend is a Service port resolved to its members.
+type Backend struct {
+	Namespace string
+	Service   string
+	// Port is the Service port as the object names it: a number or a name.
+	Port string
+	// Members are the ready addresses; empty answers 503.
+	Members []config.Member
+}
+
+// TLS is a certificate for hosts.
+type TLS struct {
+	Hosts []string
+	// Secret names the Secret, for findings.
+	Secret string
+	// Cert is the validated certificate; nil when the Secret is missing or
+	// unusable, in which case the hosts are served with the default
+	// certificate (Problem says why).
+	Cert    *Certificate
+	Problem string
+}
+
+// Certificate is a PEM certificate chain and key that loaded with the data
+// plane's loader (dataplane/certs).
+type Certificate struct {
+	CertPEM, KeyPEM []byte
+	Parsed          *tls.Certificate
+}
+
+// Settings are what annotations (or filters) change for every path of a
+// contribution. The zero value serves paths plainly.
+type Settings struct {
+	// Regex asks for regex paths (use-regex, or a rewrite-target): the
+	// paths of this contribution are regexes, and, for the namespace that
+	// owns the host, the whole host switches to regex matching.
+	Regex bool
+	// AppRoot redirects "/" of every host of the contribution.
+	AppRoot string
+	// SSLRedirect, when set, overrides the HTTPS redirect of TLS hosts;
+	// ForceSSLRedirect redirects even without TLS.
+	SSLRedirect      *bool
+	ForceSSLRedirect bool
+	// Redirect answers every path with a redirect instead of proxying.
+	Redirect *config.Redirect
+	// Policies are the route policies; BasicAuth below supplies the file.
+	Policies config.Policies
+	// BasicAuth is the htpasswd content and realm, when basic auth is on.
+	BasicAuth *BasicAuth
+	// Pool changes how the paths' pools reach their members.
+	Pool PoolSettings
+	// Protected is true when the contribution restricts access (basic auth,
+	// source ranges): its default backend is then not served, since the
+	// catch-all has no access control.
+	Protected bool
+}
+
+// BasicAuth is an htpasswd file's content and the realm.
+type BasicAuth struct {
+	Htpasswd []byte
+	Realm    string
+}
+
+// PoolSettings are the pool fields annotations set. Pools of one Service
+// port with different settings are different pools.
+type PoolSettings struct {
+	Scheme          config.Scheme
+	ServerName      string
+	CA              []byte // PEM bundle for verifying members; nil: system roots
+	Balance         config.Balance
+	Hash            *config.Hash
+	ServiceUpstream bool
+}
+
+// IsZero reports whether the settings are the defaults.
+func (p PoolSettings) IsZero() bool {
+	return p.Scheme == "" && p.ServerName == "" && p.CA == nil && p.Balance == "" && p.Hash == nil && !p.ServiceUpstream
+}

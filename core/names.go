@@ -1,0 +1,80 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// TenantName is the tenant that holds everything the controller renders.
+const TenantName = "ingress"
+
+// CatchAllApp is the application of the catch-all domain "*": rules
+// without a host and the default backend.
+const CatchAllApp = "default"
+
+// AppName is the generated name of a host's application: h_ plus the host
+// with "." turned into "_" and "*" removed (www.example.com gives
+// h_www_example_com, *.example.com gives h__example_com); "" is the
+// catch-all application.
+func AppName(host string) string {
+	if host == "" {
+		return CatchAllApp
+	}
+	return cut("h_" + strings.ReplaceAll(strings.ReplaceAll(host, "*", ""), ".", "_"))
+}
+
+// PoolName is the generated name of a Service port's pool:
+// p_<namespace>_<service>_<port>, plus _<6 hex> of the settings when they
+// are not the defaults, so that two objects using one Service with
+// different settings get different pools.
+func PoolName(namespace, service, port string, s PoolSettings) string {
+	name := "p_" + namespace + "_" + service + "_" + port
+	if !s.IsZero() {
+		name += "_" + s.digest()[:6]
+	}
+	return cut(name)
+}
+
+// digest identifies pool settings.
+func (p PoolSettings) digest() string {
+	var hash string
+	if h := p.Hash; h != nil {
+		var cookie config.AffinityCookie
+		if h.Cookie != nil {
+			cookie = *h.Cookie
+		}
+		hash = fmt.Sprintf("%s/%s/%+v", h.By, h.Header, cookie)
+	}
+	ca := sha256.Sum256(p.CA)
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%x|%s|%s|%t", p.Scheme, p.ServerName, ca, p.Balance, hash, p.ServiceUpstream)))
+	return hex.EncodeToString(sum[:])
+}
+
+// cut shortens names over 63 characters, the limit of generated names: the
+// first 54 characters, "_" and 8 hex digits of a hash of the full name.
+func cut(name string) string {
+	if len(name) <= config.MaxNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	return name[:config.MaxNameLength-9] + "_" + hex.EncodeToString(sum[:])[:8]
+}
+
+// nameOwners records what each generated name stands for (a host, a
+// Service port with settings), so that two different things cut to one
+// name are caught.
+type nameOwners map[string]string
+
+// claim records identity as the owner of name; it returns the owner and
+// whether that is identity.
+func (n nameOwners) claim(name, identity string) (string, bool) {
+	if owner, taken := n[name]; taken && owner != identity {
+		return owner, false
+	}
+	n[name] = identity
+	return identity, true
+}

@@ -1,0 +1,228 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// notServedBody answers the paths of objects that are not served.
+const notServedBody = "Not Found\n"
+
+// captureRefs finds $1..$9 in a rewrite target.
+var captureRefs = regexp.MustCompile(`\$[1-9]`)
+
+// rendering turns a Model into the tenant of ramjet.yaml, remembering which
+// object every rendered field comes from (for isolation).
+type rendering struct {
+	opts     Options
+	tenant   *config.Tenant
+	files    map[string][]byte
+	names    nameOwners
+	findings []Finding
+	// sources maps a field path prefix to the objects it comes from.
+	sources map[string][]*Contribution
+}
+
+func render(m *Model, opts Options) *rendering {
+	r := &rendering{
+		opts:    opts,
+		tenant:  &config.Tenant{Applications: map[string]*config.Application{}, Pools: map[string]*config.Pool{}},
+		files:   map[string][]byte{},
+		names:   nameOwners{},
+		sources: map[string][]*Contribution{},
+	}
+	if opts.DefaultBackend != nil {
+		r.tenant.DefaultRoute = &config.DefaultRoute{Action: r.poolAction(nil, opts.DefaultBackend, PoolSettings{})}
+		if m.Hosts[""] == nil {
+			m.Hosts[""] = &Host{}
+		}
+	}
+	for _, name := range sortedHosts(m.Hosts) {
+		r.application(m, m.Hosts[name])
+	}
+	return r
+}
+
+func sortedHosts(hosts map[string]*Host) []string {
+	names := make([]string, 0, len(hosts))
+	for n := range hosts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// application renders one host.
+func (r *rendering) application(m *Model, h *Host) {
+	name := AppName(h.Name)
+	fieldPath := "tenants." + TenantName + ".applications." + name
+	if owner, ok := r.names.claim(name, "host "+h.Name); !ok {
+		r.conflict(h.Owner, "host %s gets the generated name %s, which %s already has; the host is not served", Quote(h.Name), name, owner)
+		return
+	}
+	app := &config.Application{Domains: []string{h.Name}, HTTPSRedirect: h.TLS, AppRoot: h.AppRoot}
+	if h.Name == "" {
+		app.Domains = []string{"*"}
+	}
+	r.attribute(fieldPath+".domains", h.Owner)
+	if h.AppRoot != "" {
+		r.attribute(fieldPath+".app_root", h.Owner)
+	}
+	if h.Cert != nil && h.Name != "" {
+		app.TLS = &config.CertificateFiles{
+			CertFile: r.file(h.Cert.CertPEM, ".crt"),
+			KeyFile:  r.file(h.Cert.KeyPEM, ".key"),
+		}
+	}
+	for _, route := range h.Routes {
+		r.attribute(fmt.Sprintf("%s.routes[%d]", fieldPath, len(app.Routes)), route.Origin)
+		app.Routes = append(app.Routes, r.route(h, route))
+	}
+	app.DefaultRoute = r.defaultRoute(m, h, fieldPath)
+	r.tenant.Applications[name] = app
+}
+
+func (r *rendering) defaultRoute(m *Model, h *Host, fieldPath string) *config.DefaultRoute {
+	fallback := h.Fallback
+	if h.Name == "" {
+		fallback = m.DefaultBackend
+	}
+	if fallback == nil {
+		return nil
+	}
+	r.attribute(fieldPath+".default_route", fallback.Origin)
+	if fallback.Backend == nil {
+		return &config.DefaultRoute{Action: notServed()}
+	}
+	return &config.DefaultRoute{Action: r.poolAction(fallback.Origin, fallback.Backend, fallback.Origin.Settings.Pool)}
+}
+
+// route renders one route: the action of its object's settings and their
+// policies, within what the action allows.
+func (r *rendering) route(h *Host, route *Route) *config.Route {
+	c := route.Origin
+	out := &config.Route{Match: route.Match}
+	if redirect := httpsRedirect(h, c); redirect != h.TLS {
+		out.HTTPSRedirect = &redirect
+	}
+	switch {
+	case route.Backend == nil:
+		out.Action = notServed()
+	case c.Settings.Redirect != nil:
+		out.Action = config.Action{Redirect: c.Settings.Redirect}
+	default:
+		out.Action = r.poolAction(c, route.Backend, c.Settings.Pool)
+		out.Policies = r.policies(c, route.Match.Path.Regex != "")
+	}
+	return out
+}
+
+// httpsRedirect is a route's HTTPS redirect: forced, or the host's TLS
+// unless the object turned it off.
+func httpsRedirect(h *Host, c *Contribution) bool {
+	if c.Settings.ForceSSLRedirect {
+		return true
+	}
+	if c.Settings.SSLRedirect != nil {
+		return h.TLS && *c.Settings.SSLRedirect
+	}
+	return h.TLS
+}
+
+func notServed() config.Action {
+	return config.Action{Respond: &config.Respond{Status: 404, Body: notServedBody}}
+}
+
+// policies renders an object's policies, with its htpasswd as a file. On
+// a route that is not a regex (an exact path), a rewrite's $1..$9 are empty,
+// as in nginx, whose rewrite of such a path has no submatches.
+func (r *rendering) policies(c *Contribution, regex bool) *config.Policies {
+	p := c.Settings.Policies
+	if a := c.Settings.BasicAuth; a != nil {
+		p.BasicAuth = &config.BasicAuth{File: r.file(a.Htpasswd, ".htpasswd"), Realm: a.Realm}
+	}
+	if p.Rewrite != nil && p.Rewrite.UsesCaptures() && !regex {
+		rw := *p.Rewrite
+		rw.Path = captureRefs.ReplaceAllString(rw.Path, "")
+		if rw.Path == "" {
+			rw.Path = "/"
+		}
+		p.Rewrite = &rw
+	}
+	if isZeroPolicies(&p) {
+		return nil
+	}
+	return &p
+}
+
+func isZeroPolicies(p *config.Policies) bool {
+	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.MaxBody == nil &&
+		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil
+}
+
+// poolAction renders the pool of a backend with settings and returns the
+// action that uses it. c is the object using it (nil for the flag's default
+// backend).
+func (r *rendering) poolAction(c *Contribution, b *Backend, s PoolSettings) config.Action {
+	name := PoolName(b.Namespace, b.Service, b.Port, s)
+	identity := fmt.Sprintf("%s/%s:%s %s", b.Namespace, b.Service, b.Port, s.digest())
+	if owner, ok := r.names.claim(name, identity); !ok {
+		r.conflict(c, "the pool of Service %s/%s port %s gets the generated name %s, which %s already has; the route answers 404",
+			b.Namespace, b.Service, Quote(b.Port), name, owner)
+		return notServed()
+	}
+	if c != nil {
+		r.attribute("tenants."+TenantName+".pools."+name, c)
+	}
+	if r.tenant.Pools[name] == nil {
+		r.tenant.Pools[name] = r.pool(b, s)
+	}
+	return config.Action{Pool: name}
+}
+
+func (r *rendering) pool(b *Backend, s PoolSettings) *config.Pool {
+	p := &config.Pool{
+		Scheme:      s.Scheme,
+		MembersFrom: config.MembersAPI,
+		Members:     slices.Clone(b.Members),
+		Balance:     s.Balance,
+		Hash:        s.Hash,
+	}
+	if p.Members == nil {
+		p.Members = []config.Member{}
+	}
+	if s.Scheme.UsesTLS() && (s.ServerName != "" || s.CA != nil) {
+		p.TLS = &config.PoolTLS{ServerName: s.ServerName}
+		if s.CA != nil {
+			p.TLS.CAFile = r.file(s.CA, ".ca.pem")
+		}
+	}
+	return p
+}
+
+// file records content as a file named by its digest and returns its path.
+func (r *rendering) file(content []byte, ext string) string {
+	sum := sha256.Sum256(content)
+	name := hex.EncodeToString(sum[:]) + ext
+	r.files[name] = content
+	return path.Join(r.opts.FileDir, name)
+}
+
+func (r *rendering) attribute(fieldPath string, c *Contribution) {
+	if c != nil && !slices.Contains(r.sources[fieldPath], c) {
+		r.sources[fieldPath] = append(r.sources[fieldPath], c)
+	}
+}
+
+func (r *rendering) conflict(c *Contribution, format string, args ...any) {
+	if c == nil {
+		return
+	}
+	r.findings = append(r.findings, Finding{Object: c.Origin, Reason: PathConflict, Message: fmt.Sprintf(format, args...)})
+}
