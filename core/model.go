@@ -171,3 +171,7 @@ type PoolSettings struct {
 func (p PoolSettings) IsZero() bool {
 	return p.Scheme == "" && p.ServerName == "" && p.CA == nil && p.Balance == "" && p.Hash == nil && !p.ServiceUpstream
 }
+
+// Fragment is what one annotation family (or filter) contributes: a change
+// to the settings of an object's paths.
+type Fragment func(*Settings)

@@ -208,10 +208,16 @@ func (r *rendering) pool(b *Backend, s PoolSettings) *config.Pool {
 
 // file records content as a file named by its digest and returns its path.
 func (r *rendering) file(content []byte, ext string) string {
-	sum := sha256.Sum256(content)
-	name := hex.EncodeToString(sum[:]) + ext
+	name := FileName(content, ext)
 	r.files[name] = content
 	return path.Join(r.opts.FileDir, name)
+}
+
+// FileName is the name of a generated file: the sha256 of its content and
+// an extension. Names never come from user input.
+func FileName(content []byte, ext string) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:]) + ext
 }
 
 func (r *rendering) attribute(fieldPath string, c *Contribution) {

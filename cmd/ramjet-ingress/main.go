@@ -1,0 +1,193 @@
+// Command ramjet-ingress is Ramjet's Kubernetes controller.
+//
+//	ramjet-ingress translate -f PATH [flags]   what Ramjet would serve for manifests
+//	ramjet-ingress annotations                 the compiled-in annotation families
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/registry"
+	"github.com/ramjet-dev/ramjet/sources"
+	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/offline"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: ramjet-ingress translate|annotations [flags]")
+		os.Exit(2)
+	}
+	var err error
+	code := 0
+	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "translate":
+		code, err = translate(args)
+	case "annotations":
+		err = annotations(args)
+	default:
+		err = fmt.Errorf("unknown command %q; the commands are translate and annotations", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ramjet-ingress:", err)
+		os.Exit(2)
+	}
+	os.Exit(code)
+}
+
+// translationFlags are the flags translation shares with the controller.
+type translationFlags struct {
+	base, annotations, defaultBackend, defaultCert, httpsListener, fileDir string
+	ingressClass, controllerClass                                          string
+	ingress, gatewayAPI, withoutClass, crossNamespace, externalName        bool
+	assumeClasses                                                          []string
+}
+
+func (f *translationFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&f.base, "base", "", "base configuration (listeners, health, admin socket); empty: listeners http :80 and https :443")
+	fs.StringVar(&f.annotations, "annotations", "all", `annotation families to serve: "all", "all,-cors", "rewrite,cors" (see the annotations command)`)
+	fs.BoolVar(&f.ingress, "ingress", true, "serve Ingress resources")
+	fs.BoolVar(&f.gatewayAPI, "gateway-api", false, "serve the Gateway API (not available yet)")
+	fs.StringVar(&f.ingressClass, "ingress-class", ingress.DefaultIngressClass, "value of the kubernetes.io/ingress.class annotation to serve")
+	fs.StringVar(&f.controllerClass, "controller-class", ingress.DefaultControllerClass, "spec.controller of the IngressClasses to serve")
+	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
+	fs.BoolVar(&f.crossNamespace, "cross-namespace-paths", false, "let Ingresses of every namespace add paths to a host, as ingress-nginx does")
+	fs.BoolVar(&f.externalName, "allow-external-name-services", false, "follow ExternalName Services (off: they answer 503)")
+	fs.StringVar(&f.defaultBackend, "default-backend", "", "namespace/name:port of the Service answering unmatched requests (default: 404)")
+	fs.StringVar(&f.defaultCert, "default-ssl-certificate", "", "namespace/name of the TLS Secret for hosts without their own certificate (default: a generated one)")
+	fs.StringVar(&f.httpsListener, "https-listener", "https", "name of the base's listener that serves HTTPS")
+	fs.StringVar(&f.fileDir, "file-dir", "/etc/ramjet/generated", "directory where ramjetd finds the generated files")
+}
+
+func (f *translationFlags) registerTranslateOnly(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&f.assumeClasses, "assume-class", nil, `treat Ingresses of these classes (ingressClassName or the annotation, e.g. "nginx") as Ramjet's, to see what it would serve after the switch`)
+}
+
+// options checks the flags and turns them into translation options.
+func (f *translationFlags) options() (sources.Options, *config.Server, error) {
+	sel, err := registry.Select(f.annotations)
+	if err != nil {
+		return sources.Options{}, nil, err
+	}
+	if err := registry.SelectInputs(map[string]bool{ingress.Name: f.ingress, "gateway-api": f.gatewayAPI}); err != nil {
+		return sources.Options{}, nil, err
+	}
+	if f.gatewayAPI {
+		return sources.Options{}, nil, fmt.Errorf("--gateway-api: the Gateway API input is not available yet")
+	}
+	if f.defaultBackend != "" {
+		if _, _, err := sources.ParseDefaultBackend(f.defaultBackend); err != nil {
+			return sources.Options{}, nil, err
+		}
+	}
+	base, err := f.loadBase()
+	if err != nil {
+		return sources.Options{}, nil, err
+	}
+	opts := sources.Options{
+		Ingress: f.ingress,
+		IngressOptions: ingress.Options{
+			IngressClass: f.ingressClass, ControllerClass: f.controllerClass,
+			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
+			AssumeClasses: f.assumeClasses,
+		},
+		DefaultBackend: f.defaultBackend, DefaultSSLCertificate: f.defaultCert, HTTPSListener: f.httpsListener,
+	}
+	opts.Core.CrossNamespacePaths = f.crossNamespace
+	opts.Core.FileDir = f.fileDir
+	return opts, base, nil
+}
+
+func (f *translationFlags) loadBase() (*config.Server, error) {
+	if f.base == "" {
+		return &config.Server{Listeners: map[string]*config.Listener{
+			"http":  {Address: ":80"},
+			"https": {Address: ":443", TLS: &config.ListenerTLS{}},
+		}}, nil
+	}
+	cfg, _, err := config.ReadFile(f.base)
+	if err != nil {
+		return nil, fmt.Errorf("--base: %w", err)
+	}
+	return &cfg.Server, nil
+}
+
+func translate(args []string) (int, error) {
+	fs := pflag.NewFlagSet("ramjet-ingress translate", pflag.ContinueOnError)
+	var tf translationFlags
+	tf.register(fs)
+	tf.registerTranslateOnly(fs)
+	files := fs.StringArrayP("filename", "f", nil, `manifests: files, folders, or - for stdin (as "kubectl get ingress,ingressclass,svc,endpointslices,secrets -A -o yaml" prints them); repeatable`)
+	output := fs.StringP("output", "o", "text", "text (for a person), yaml or json")
+	check := fs.Bool("check", false, "exit 1 when an object is not served as written")
+	out := fs.String("out", "", "also write the generated files (certificates, keys, htpasswd) into this directory, mode 0600")
+	if err := fs.Parse(args); err != nil {
+		return 0, err
+	}
+	if len(*files) == 0 {
+		return 0, fmt.Errorf("translate: give manifests with -f (a file, a folder or -)")
+	}
+	opts, base, err := tf.options()
+	if err != nil {
+		return 0, err
+	}
+	snap, warnings, err := offline.Read(*files, os.Stdin)
+	if err != nil {
+		return 0, err
+	}
+	result := sources.Translate(snap, base, opts)
+	report := offline.NewReport(result, warnings)
+	if err := report.Write(os.Stdout, *output); err != nil {
+		return 0, err
+	}
+	if *out != "" {
+		if err := offline.WriteFiles(*out, result.Files); err != nil {
+			return 0, err
+		}
+	}
+	if *check && report.NotAsWritten() {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+func annotations(args []string) error {
+	fs := pflag.NewFlagSet("ramjet-ingress annotations", pflag.ContinueOnError)
+	spec := fs.String("annotations", "all", "the selection to show as enabled")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sel, err := registry.Select(*spec)
+	if err != nil {
+		return err
+	}
+	for _, f := range registry.Families() {
+		state := "enabled"
+		if !sel.Enabled(f.Name) {
+			state = "disabled"
+		}
+		kind := ""
+		if f.AccessControl {
+			kind = ", access control (fails closed)"
+		}
+		fmt.Printf("%s (%s%s): %s\n", f.Name, state, kind, f.Doc)
+		for _, k := range f.Keys {
+			name := registry.Prefix + k.Name
+			if k.Wildcard {
+				name += "*"
+			}
+			def := ""
+			if k.Default != "" {
+				def = fmt.Sprintf(" [default %s]", k.Default)
+			}
+			fmt.Printf("  %-52s risk %-8s scope %-8s%s %s\n", name, k.Risk, k.Scope, def, strings.TrimSpace(k.Doc))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ramjet-dev/ramjet/core"
+)
+
+// MaxValueBytes bounds an annotation value.
+const MaxValueBytes = 4096
+
+// Secrets looks up Secrets for families (basic auth, TLS to members).
+type Secrets interface {
+	// Secret returns the data of a Secret, and whether it exists.
+	Secret(namespace, name string) (map[string][]byte, bool)
+}
+
+// Context is what a family's Parse works with: the object and a way to
+// report problems.
+type Context struct {
+	Object  core.Origin
+	secrets Secrets
+	family  *Family
+	result  *Applied
+}
+
+// Secret returns a Secret of the object's namespace.
+func (c *Context) Secret(name string) (map[string][]byte, bool) {
+	if c.secrets == nil {
+		return nil, false
+	}
+	return c.secrets.Secret(c.Object.Namespace, name)
+}
+
+// Invalid reports an invalid value of key. For an access-control family
+// the object is not served; for the others the key is ignored and the
+// route keeps its default.
+func (c *Context) Invalid(key, format string, args ...any) {
+	msg := fmt.Sprintf("%s%s: %s", Prefix, key, fmt.Sprintf(format, args...))
+	if c.family.AccessControl {
+		c.Refuse(core.InvalidAnnotation, "%s; the object is not served", msg)
+		return
+	}
+	c.Note(core.InvalidAnnotation, "%s; the key is ignored", msg)
+}
+
+// Refuse makes the object not served, with a finding.
+func (c *Context) Refuse(reason core.Reason, format string, args ...any) {
+	c.result.Refused = true
+	c.Note(reason, format, args...)
+}
+
+// Note reports a finding that changes nothing.
+func (c *Context) Note(reason core.Reason, format string, args ...any) {
+	c.result.Findings = append(c.result.Findings, core.Finding{Object: c.Object, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// Applied is the outcome of an object's annotations.
+type Applied struct {
+	Settings core.Settings
+	Refused  bool
+	Findings []core.Finding
+}
+
+// Apply runs the enabled families on the annotations of one object:
+// values over MaxValueBytes or holding control characters are invalid; keys
+// under Prefix that no enabled family owns are UnknownAnnotation, except
+// those of a disabled access-control family, which make the object not
+// served (a disabled protection is never served open). Families run in name
+// order, each seeing only its keys that are present and valid.
+func Apply(sel Selection, object core.Origin, annotations map[string]string, secrets Secrets) *Applied {
+	out := &Applied{}
+	byFamily := map[*Family]map[string]string{}
+	for _, full := range sortedKeys(annotations) {
+		key, ok := strings.CutPrefix(full, Prefix)
+		if !ok {
+			continue
+		}
+		value := annotations[full]
+		f := Owner(key)
+		ctx := &Context{Object: object, secrets: secrets, family: f, result: out}
+		switch {
+		case f == nil:
+			ctx.Note(core.UnknownAnnotation, "%s%s is not an annotation Ramjet knows; it is ignored", Prefix, key)
+		case !sel.Enabled(f.Name) && f.AccessControl:
+			ctx.Refuse(core.UnsupportedAccessControl, "%s%s belongs to the access-control family %s, which is disabled (--annotations); the object is not served", Prefix, key, f.Name)
+		case !sel.Enabled(f.Name):
+			ctx.Note(core.UnknownAnnotation, "%s%s belongs to the family %s, which is disabled (--annotations); it is ignored", Prefix, key, f.Name)
+		default:
+			if err := validate(f, key, value); err != nil {
+				ctx.Invalid(key, "%v", err)
+				continue
+			}
+			if byFamily[f] == nil {
+				byFamily[f] = map[string]string{}
+			}
+			byFamily[f][key] = value
+		}
+	}
+	for _, f := range Families() {
+		values := byFamily[f]
+		if values == nil {
+			continue
+		}
+		ctx := &Context{Object: object, secrets: secrets, family: f, result: out}
+		if fragment := f.Parse(ctx, values); fragment != nil {
+			fragment(&out.Settings)
+		}
+	}
+	return out
+}
+
+// validate applies the general rules and the key's validator.
+func validate(f *Family, key, value string) error {
+	if len(value) > MaxValueBytes {
+		return fmt.Errorf("the value is longer than %d bytes", MaxValueBytes)
+	}
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return fmt.Errorf("the value holds control characters")
+		}
+	}
+	for _, k := range f.Keys {
+		if (k.Name == key || k.Wildcard && strings.HasPrefix(key, k.Name)) && k.Validate != nil {
+			return k.Validate(value)
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,188 @@
+package ingress
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/ramjet-dev/ramjet/core"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/sources/snapshot"
+)
+
+// backend resolves an Ingress backend to the ready addresses of its
+// Service port. A backend that cannot be resolved gets a finding and no
+// members: its route answers 503.
+func (t *translation) backend(b *networkingv1.IngressBackend, field string) *core.Backend {
+	if b.Service == nil {
+		t.note(core.ServiceNotFound, "%s: only Service backends are supported (resource backends are not); the path answers 503", field)
+		return &core.Backend{Namespace: t.ing.Namespace, Service: "-", Port: "-"}
+	}
+	port := b.Service.Port.Name
+	if port == "" {
+		port = strconv.Itoa(int(b.Service.Port.Number))
+	}
+	out := &core.Backend{Namespace: t.ing.Namespace, Service: b.Service.Name, Port: port}
+	members, problem := Resolve(t.snap, snapshot.Key{Namespace: t.ing.Namespace, Name: b.Service.Name}, b.Service.Port, ResolveOptions{
+		AllowExternalName: t.opts.AllowExternalName,
+		ServiceUpstream:   t.c.Settings.Pool.ServiceUpstream,
+	})
+	out.Members = members
+	if problem != nil {
+		t.note(problem.Reason, "%s: %s; the path answers 503", field, problem.Message)
+	}
+	return out
+}
+
+// ResolveOptions change how a Service port resolves.
+type ResolveOptions struct {
+	// AllowExternalName follows ExternalName Services with one DNS member.
+	AllowExternalName bool
+	// ServiceUpstream uses the ClusterIP instead of the endpoints.
+	ServiceUpstream bool
+}
+
+// Problem is why a backend has no members.
+type Problem struct {
+	Reason  core.Reason
+	Message string
+}
+
+// Resolve returns the members of a Service port: the ready, serving, not
+// terminating addresses (IPv4 and IPv6) of the Service's EndpointSlices for
+// the port, matched by the Service port's name. It is used for Ingress
+// backends and for --default-backend.
+func Resolve(snap *snapshot.Snapshot, svcKey snapshot.Key, port networkingv1.ServiceBackendPort, opts ResolveOptions) ([]config.Member, *Problem) {
+	svc := snap.Services[svcKey]
+	if svc == nil {
+		return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("Service %s not found", svcKey)}
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return externalName(svc, port, opts)
+	}
+	sp := servicePort(svc, port)
+	if sp == nil {
+		return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("Service %s has no port %s", svcKey, portString(port))}
+	}
+	if opts.ServiceUpstream {
+		return clusterIP(svc, sp)
+	}
+	slices_ := snap.EndpointSlices[svcKey]
+	if len(slices_) == 0 {
+		return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("Service %s has no EndpointSlices", svcKey)}
+	}
+	members := readyMembers(slices_, sp.Name)
+	if len(members) == 0 {
+		return nil, &Problem{core.NoEndpoints, fmt.Sprintf("Service %s has no ready endpoints for port %s", svcKey, portString(port))}
+	}
+	return members, nil
+}
+
+func portString(p networkingv1.ServiceBackendPort) string {
+	if p.Name != "" {
+		return core.Quote(p.Name)
+	}
+	return strconv.Itoa(int(p.Number))
+}
+
+// servicePort finds the Service port an Ingress backend names, by number
+// or by name.
+func servicePort(svc *corev1.Service, port networkingv1.ServiceBackendPort) *corev1.ServicePort {
+	for i := range svc.Spec.Ports {
+		sp := &svc.Spec.Ports[i]
+		if port.Name != "" && sp.Name == port.Name || port.Name == "" && sp.Port == port.Number {
+			return sp
+		}
+	}
+	return nil
+}
+
+// readyMembers collects the ready endpoints of the slices' port named
+// portName (EndpointSlice ports carry the Service port's name; "" for an
+// unnamed one), sorted and without duplicates.
+func readyMembers(slices_ []*discoveryv1.EndpointSlice, portName string) []config.Member {
+	var members []config.Member
+	seen := map[string]bool{}
+	for _, s := range slices_ {
+		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue
+		}
+		number, ok := slicePort(s, portName)
+		if !ok {
+			continue
+		}
+		for _, ep := range s.Endpoints {
+			if !usable(ep.Conditions) || len(ep.Addresses) == 0 {
+				continue
+			}
+			addr := net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(number)))
+			if !seen[addr] {
+				seen[addr] = true
+				members = append(members, config.Member{Address: addr})
+			}
+		}
+	}
+	slices.SortFunc(members, func(a, b config.Member) int {
+		if a.Address < b.Address {
+			return -1
+		}
+		return 1
+	})
+	return members
+}
+
+func slicePort(s *discoveryv1.EndpointSlice, name string) (int32, bool) {
+	for _, p := range s.Ports {
+		pname := ""
+		if p.Name != nil {
+			pname = *p.Name
+		}
+		if pname == name && p.Port != nil {
+			return *p.Port, true
+		}
+	}
+	return 0, false
+}
+
+// usable is ready (nil counts as ready), serving and not terminating.
+func usable(c discoveryv1.EndpointConditions) bool {
+	return (c.Ready == nil || *c.Ready) && (c.Serving == nil || *c.Serving) && (c.Terminating == nil || !*c.Terminating)
+}
+
+// clusterIP is the one member of service-upstream: the ClusterIP and the
+// Service port.
+func clusterIP(svc *corev1.Service, sp *corev1.ServicePort) ([]config.Member, *Problem) {
+	ip := svc.Spec.ClusterIP
+	if ip == "" || ip == corev1.ClusterIPNone {
+		return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("Service %s/%s has no ClusterIP (service-upstream needs one)", svc.Namespace, svc.Name)}
+	}
+	return []config.Member{{Address: net.JoinHostPort(ip, strconv.Itoa(int(sp.Port)))}}, nil
+}
+
+// externalName follows an ExternalName Service only when allowed: a
+// Service of one namespace could otherwise point the proxy at any host
+// (CVE-2021-25740). ramjetd resolves the name at each connection and
+// refuses loopback, link-local and unspecified results.
+func externalName(svc *corev1.Service, port networkingv1.ServiceBackendPort, opts ResolveOptions) ([]config.Member, *Problem) {
+	if !opts.AllowExternalName {
+		return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("Service %s/%s is of type ExternalName, which is not followed unless --allow-external-name-services is set", svc.Namespace, svc.Name)}
+	}
+	number := port.Number
+	if port.Name != "" {
+		sp := servicePort(svc, port)
+		if sp == nil {
+			return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("ExternalName Service %s/%s has no port %s", svc.Namespace, svc.Name, portString(port))}
+		}
+		number = sp.Port
+	}
+	host := svc.Spec.ExternalName
+	if err := config.ValidateMemberAddress(net.JoinHostPort(host, strconv.Itoa(int(number)))); err != nil {
+		return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("ExternalName Service %s/%s: %v", svc.Namespace, svc.Name, err)}
+	}
+	return []config.Member{{Address: net.JoinHostPort(host, strconv.Itoa(int(number)))}}, nil
+}

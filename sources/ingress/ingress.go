@@ -1,0 +1,169 @@
+// Package ingress is the Ingress input: it turns the networking.k8s.io/v1
+// Ingresses of a snapshot that this controller serves into contributions,
+// with their annotations applied by the enabled families, their backends
+// resolved to the ready addresses of EndpointSlices and their TLS Secrets
+// checked with the data plane's certificate loader.
+package ingress
+
+import (
+	"fmt"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/ramjet-dev/ramjet/core"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/registry"
+	"github.com/ramjet-dev/ramjet/sources/snapshot"
+)
+
+// Name is the input's name, as the --ingress flag enables it.
+const Name = "ingress"
+
+func init() {
+	registry.RegisterInput(&registry.Input{Name: Name, DefaultOn: true,
+		Doc: "networking.k8s.io/v1 Ingresses with nginx.ingress.kubernetes.io annotations."})
+}
+
+// Defaults of Options.
+const (
+	DefaultIngressClass    = "ramjet"
+	DefaultControllerClass = "ramjet.dev/ingress"
+)
+
+// Options are the flags of the Ingress input.
+type Options struct {
+	// IngressClass is the value of the kubernetes.io/ingress.class
+	// annotation this controller serves (--ingress-class).
+	IngressClass string
+	// ControllerClass is the spec.controller of the IngressClasses this
+	// controller serves (--controller-class).
+	ControllerClass string
+	// WatchWithoutClass serves Ingresses that name no class
+	// (--watch-ingress-without-class).
+	WatchWithoutClass bool
+	// AllowExternalName follows ExternalName Services
+	// (--allow-external-name-services).
+	AllowExternalName bool
+	// Annotations are the enabled families.
+	Annotations registry.Selection
+	// AssumeClasses are class names (ingressClassName or the annotation)
+	// treated as this controller's: the translate command's way to show
+	// what Ramjet would serve once Ingresses switch to it.
+	AssumeClasses []string
+}
+
+// Ignored is an Ingress this controller does not serve, and why (logged and
+// counted, not reported on the object: it is someone else's).
+type Ignored struct {
+	Ingress snapshot.Key
+	Reason  string
+}
+
+// Translate turns the Ingresses of snap this controller serves into
+// contributions, each translated alone.
+func Translate(snap *snapshot.Snapshot, opts Options) ([]*core.Contribution, []Ignored) {
+	var out []*core.Contribution
+	var ignored []Ignored
+	for _, ing := range snap.Ingresses {
+		ours, classFinding, why := selectClass(snap, ing, opts)
+		if !ours {
+			if why != "" {
+				ignored = append(ignored, Ignored{Ingress: snapshot.Key{Namespace: ing.Namespace, Name: ing.Name}, Reason: why})
+			}
+			continue
+		}
+		c := (&translation{snap: snap, opts: opts, ing: ing}).run()
+		if classFinding != "" {
+			c.Findings = append(c.Findings, core.Finding{Object: c.Origin, Reason: core.ClassConflict, Message: classFinding})
+		}
+		out = append(out, c)
+	}
+	return out, ignored
+}
+
+// OriginOf identifies an Ingress in contributions and findings.
+func OriginOf(ing *networkingv1.Ingress) core.Origin {
+	return core.Origin{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name, UID: string(ing.UID), Created: ing.CreationTimestamp.Time}
+}
+
+// translation is the work on one Ingress.
+type translation struct {
+	snap *snapshot.Snapshot
+	opts Options
+	ing  *networkingv1.Ingress
+	c    *core.Contribution
+}
+
+func (t *translation) run() *core.Contribution {
+	t.c = &core.Contribution{Origin: OriginOf(t.ing)}
+	applied := registry.Apply(t.opts.Annotations, t.c.Origin, t.ing.Annotations, t.snap)
+	t.c.Settings, t.c.Refused = applied.Settings, applied.Refused
+	t.c.Findings = append(t.c.Findings, applied.Findings...)
+	t.rules()
+	t.tls()
+	if b := t.ing.Spec.DefaultBackend; b != nil {
+		t.c.DefaultBackend = t.backend(b, "spec.defaultBackend")
+	}
+	return t.c
+}
+
+func (t *translation) note(reason core.Reason, format string, args ...any) {
+	t.c.Findings = append(t.c.Findings, core.Finding{Object: t.c.Origin, Reason: reason, Message: fmt.Sprintf(format, args...)})
+}
+
+// rules translates spec.rules: hosts are checked strictly (a port, a path
+// or a misplaced * is refused, never guessed), path types mapped
+// (ImplementationSpecific is a prefix, as in ingress-nginx), and paths that
+// could never match are left out with a finding.
+func (t *translation) rules() {
+	for i, r := range t.ing.Spec.Rules {
+		if r.Host != "" {
+			if err := config.ValidateDomain(r.Host); err != nil {
+				t.note(core.InvalidConfiguration, "spec.rules[%d].host: %v; the rule is not served", i, err)
+				continue
+			}
+		}
+		rule := core.Rule{Host: r.Host}
+		if r.HTTP != nil {
+			for j, p := range r.HTTP.Paths {
+				if path, ok := t.path(fmt.Sprintf("spec.rules[%d].http.paths[%d]", i, j), p); ok {
+					rule.Paths = append(rule.Paths, path)
+				}
+			}
+		}
+		t.c.Rules = append(t.c.Rules, rule)
+	}
+}
+
+func (t *translation) path(field string, p networkingv1.HTTPIngressPath) (core.Path, bool) {
+	path := core.Path{Path: p.Path, Type: pathType(p.PathType)}
+	if path.Path == "" {
+		path.Path = "/"
+	}
+	if p.PathType != nil && path.Type == core.PathImplementationSpecific && *p.PathType != networkingv1.PathTypeImplementationSpecific {
+		t.note(core.UnknownPathType, "%s: path type %s is unknown; it is served as ImplementationSpecific (a prefix)", field, core.Quote(string(*p.PathType)))
+	}
+	if path.Type == core.PathExact || !t.c.Settings.Regex {
+		if err := config.ValidateRoutePath(path.Path); err != nil {
+			t.note(core.InvalidConfiguration, "%s: path %s %v; it is not served", field, core.Quote(path.Path), err)
+			return path, false
+		}
+	}
+	path.Backend = t.backend(&p.Backend, field+".backend")
+	return path, true
+}
+
+// pathType maps the Ingress path type; nil and unknown types are
+// ImplementationSpecific.
+func pathType(pt *networkingv1.PathType) core.PathType {
+	if pt == nil {
+		return core.PathImplementationSpecific
+	}
+	switch *pt {
+	case networkingv1.PathTypeExact:
+		return core.PathExact
+	case networkingv1.PathTypePrefix:
+		return core.PathPrefix
+	}
+	return core.PathImplementationSpecific
+}

@@ -1,0 +1,179 @@
+package offline
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/ramjet-dev/ramjet/core"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/sources"
+)
+
+// Report is the machine-readable outcome of a translation.
+type Report struct {
+	Config *config.Config `json:"config" yaml:"config"`
+	// Files are the names of the generated files; their content
+	// (certificates, keys) is only written with --out.
+	Files    []string       `json:"files,omitempty" yaml:"files,omitempty"`
+	Objects  []ObjectReport `json:"objects" yaml:"objects"`
+	Ignored  []string       `json:"ignored,omitempty" yaml:"ignored,omitempty"`
+	Problems []string       `json:"problems,omitempty" yaml:"problems,omitempty"`
+	Warnings []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+}
+
+// ObjectReport is one translated object.
+type ObjectReport struct {
+	Kind      string          `json:"kind" yaml:"kind"`
+	Namespace string          `json:"namespace" yaml:"namespace"`
+	Name      string          `json:"name" yaml:"name"`
+	State     core.State      `json:"state" yaml:"state"`
+	Findings  []FindingReport `json:"findings,omitempty" yaml:"findings,omitempty"`
+}
+
+// FindingReport is one finding of an object.
+type FindingReport struct {
+	Reason  core.Reason `json:"reason" yaml:"reason"`
+	Message string      `json:"message" yaml:"message"`
+}
+
+// NewReport collects the outcome of a translation.
+func NewReport(out *sources.Output, warnings []string) *Report {
+	r := &Report{Config: out.Config, Problems: out.Problems, Warnings: warnings}
+	for name := range out.Files {
+		r.Files = append(r.Files, name)
+	}
+	slices.Sort(r.Files)
+	byObject := map[core.Origin]*ObjectReport{}
+	for origin, state := range out.Objects {
+		byObject[origin] = &ObjectReport{Kind: origin.Kind, Namespace: origin.Namespace, Name: origin.Name, State: state}
+	}
+	for _, f := range out.Findings {
+		o := byObject[f.Object]
+		if o == nil {
+			r.Problems = append(r.Problems, f.Message)
+			continue
+		}
+		o.Findings = append(o.Findings, FindingReport{Reason: f.Reason, Message: f.Message})
+	}
+	for _, o := range byObject {
+		r.Objects = append(r.Objects, *o)
+	}
+	slices.SortFunc(r.Objects, func(a, b ObjectReport) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	for _, ig := range out.Ignored {
+		r.Ignored = append(r.Ignored, fmt.Sprintf("%s: %s", ig.Ingress, ig.Reason))
+	}
+	return r
+}
+
+// NotAsWritten reports whether an object is not served as written: it is
+// not served, or has a finding other than ServiceNotFound and NoEndpoints
+// (which are about the cluster's state, not about how the object is
+// written). `translate --check` exits 1 then.
+func (r *Report) NotAsWritten() bool {
+	for _, o := range r.Objects {
+		if o.State != core.Served {
+			return true
+		}
+		for _, f := range o.Findings {
+			if f.Reason != core.ServiceNotFound && f.Reason != core.NoEndpoints {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Write prints the report as "text" (for a person), "yaml" or "json".
+func (r *Report) Write(w io.Writer, format string) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	case "yaml":
+		enc := yaml.NewEncoder(w)
+		enc.SetIndent(2)
+		return enc.Encode(r)
+	case "text":
+		return r.writeText(w)
+	}
+	return fmt.Errorf("--output %q: want text, yaml or json", format)
+}
+
+// writeText prints the generated ramjet.yaml, then, last so that it is
+// what the terminal shows, the state of every object and its findings.
+func (r *Report) writeText(w io.Writer) error {
+	fmt.Fprintln(w, "# The ramjet.yaml Ramjet would serve:")
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(r.Config); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, list := range []struct {
+		title string
+		lines []string
+	}{{"Warnings about the input", r.Warnings}, {"Problems of the flags' objects", r.Problems}, {"Not this controller's (their class does not exist)", r.Ignored}} {
+		if len(list.lines) > 0 {
+			fmt.Fprintf(w, "%s:\n", list.title)
+			for _, l := range list.lines {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return r.writeObjects(w)
+}
+
+func (r *Report) writeObjects(w io.Writer) error {
+	served := 0
+	for _, o := range r.Objects {
+		if o.State == core.Served {
+			served++
+		}
+	}
+	fmt.Fprintf(w, "%d objects: %d served, %d not served.\n\n", len(r.Objects), served, len(r.Objects)-served)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OBJECT\tSTATE\tREASON\tMESSAGE")
+	for _, o := range r.Objects {
+		name := o.Kind + " " + o.Namespace + "/" + o.Name
+		state := string(o.State)
+		if o.State != core.Served {
+			state = "NOT SERVED"
+		}
+		if len(o.Findings) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t\t\n", name, state)
+		}
+		for i, f := range o.Findings {
+			if i > 0 {
+				name, state = "", ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, state, f.Reason, f.Message)
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteFiles writes the generated files into dir with mode 0600, named by
+// their content's digest.
+func WriteFiles(dir string, files map[string][]byte) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}

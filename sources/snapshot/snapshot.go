@@ -1,0 +1,98 @@
+// Package snapshot is an immutable view of the Kubernetes objects the
+// controller translates: IngressClasses, Ingresses, Services,
+// EndpointSlices and Secrets, indexed for the lookups translation makes. The
+// controller builds one from its informers' caches for each rebuild; the
+// translate command builds one from manifest files. Translation never
+// changes it.
+package snapshot
+
+import (
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+)
+
+// Key names a namespaced object.
+type Key struct{ Namespace, Name string }
+
+// String is "namespace/name".
+func (k Key) String() string { return k.Namespace + "/" + k.Name }
+
+// ParseKey parses "namespace/name".
+func ParseKey(s string) (Key, bool) {
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return Key{}, false
+	}
+	return Key{Namespace: ns, Name: name}, true
+}
+
+// Snapshot holds the objects of one rebuild.
+type Snapshot struct {
+	IngressClasses map[string]*networkingv1.IngressClass
+	Ingresses      []*networkingv1.Ingress
+	Services       map[Key]*corev1.Service
+	// EndpointSlices are indexed by the Service they belong to (the label
+	// kubernetes.io/service-name).
+	EndpointSlices map[Key][]*discoveryv1.EndpointSlice
+	Secrets        map[Key]*corev1.Secret
+}
+
+// New returns an empty snapshot.
+func New() *Snapshot {
+	return &Snapshot{
+		IngressClasses: map[string]*networkingv1.IngressClass{},
+		Services:       map[Key]*corev1.Service{},
+		EndpointSlices: map[Key][]*discoveryv1.EndpointSlice{},
+		Secrets:        map[Key]*corev1.Secret{},
+	}
+}
+
+// Add puts an object in the snapshot; objects of other kinds are ignored
+// and reported false.
+func (s *Snapshot) Add(obj any) bool {
+	switch o := obj.(type) {
+	case *networkingv1.IngressClass:
+		s.IngressClasses[o.Name] = o
+	case *networkingv1.Ingress:
+		s.Ingresses = append(s.Ingresses, o)
+	case *corev1.Service:
+		s.Services[Key{o.Namespace, o.Name}] = o
+	case *discoveryv1.EndpointSlice:
+		svc := o.Labels[discoveryv1.LabelServiceName]
+		if svc == "" {
+			return false
+		}
+		k := Key{o.Namespace, svc}
+		s.EndpointSlices[k] = append(s.EndpointSlices[k], o)
+	case *corev1.Secret:
+		s.Secrets[Key{o.Namespace, o.Name}] = o
+	default:
+		return false
+	}
+	return true
+}
+
+// Sort orders the Ingresses and each Service's EndpointSlices by name, so
+// that translation does not depend on the order objects arrived in.
+func (s *Snapshot) Sort() {
+	slices.SortFunc(s.Ingresses, func(a, b *networkingv1.Ingress) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	for _, slices_ := range s.EndpointSlices {
+		slices.SortFunc(slices_, func(a, b *discoveryv1.EndpointSlice) int { return strings.Compare(a.Name, b.Name) })
+	}
+}
+
+// Secret returns the data of a Secret and whether it exists (for
+// annotation families).
+func (s *Snapshot) Secret(namespace, name string) (map[string][]byte, bool) {
+	sec := s.Secrets[Key{namespace, name}]
+	if sec == nil {
+		return nil, false
+	}
+	return sec.Data, true
+}
