@@ -80,14 +80,24 @@ func (r *rendering) culprits(err error) map[*Contribution][]string {
 		if !ok {
 			continue
 		}
-		for prefix, cs := range r.sources {
-			if fe.Path == prefix || strings.HasPrefix(fe.Path, prefix+".") || strings.HasPrefix(fe.Path, prefix+"[") {
-				for _, c := range cs {
-					if !c.Refused || hasInvalidPath(c) {
-						out[c] = append(out[c], fe.Error())
-					}
+		for _, prefix := range fieldPrefixes(fe.Path) {
+			for _, c := range r.sources[prefix] {
+				if !c.Refused || hasInvalidPath(c) {
+					out[c] = append(out[c], fe.Error())
 				}
 			}
+		}
+	}
+	return out
+}
+
+// fieldPrefixes lists a field path and every path it is below:
+// "a.b[1].c" gives "a.b[1].c", "a.b[1]", "a.b" and "a".
+func fieldPrefixes(path string) []string {
+	out := []string{path}
+	for i := len(path) - 1; i > 0; i-- {
+		if path[i] == '.' || path[i] == '[' {
+			out = append(out, path[:i])
 		}
 	}
 	return out

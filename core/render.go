@@ -118,7 +118,7 @@ func (r *rendering) route(h *Host, route *Route) *config.Route {
 		out.Action = config.Action{Redirect: c.Settings.Redirect}
 	default:
 		out.Action = r.poolAction(c, route.Backend, c.Settings.Pool)
-		out.Policies = r.policies(c, route.Match.Path.Regex != "")
+		out.Policies = r.policies(c, route.Match.Path.Regex)
 	}
 	return out
 }
@@ -139,26 +139,47 @@ func notServed() config.Action {
 	return config.Action{Respond: &config.Respond{Status: 404, Body: notServedBody}}
 }
 
-// policies renders an object's policies, with its htpasswd as a file. On
-// a route that is not a regex (an exact path), a rewrite's $1..$9 are empty,
-// as in nginx, whose rewrite of such a path has no submatches.
-func (r *rendering) policies(c *Contribution, regex bool) *config.Policies {
+// policies renders an object's policies, with its htpasswd as a file. A
+// rewrite applies to every path of the object, so its $1..$9 may name
+// submatches a path does not have (an exact path has none): those are
+// empty, as in nginx, whose rewrite of such a path has no such submatch.
+func (r *rendering) policies(c *Contribution, regex string) *config.Policies {
 	p := c.Settings.Policies
 	if a := c.Settings.BasicAuth; a != nil {
 		p.BasicAuth = &config.BasicAuth{File: r.file(a.Htpasswd, ".htpasswd"), Realm: a.Realm}
 	}
-	if p.Rewrite != nil && p.Rewrite.UsesCaptures() && !regex {
+	if p.Rewrite != nil && p.Rewrite.UsesCaptures() {
 		rw := *p.Rewrite
-		rw.Path = captureRefs.ReplaceAllString(rw.Path, "")
-		if rw.Path == "" {
-			rw.Path = "/"
-		}
+		rw.Path = emptyMissingGroups(rw.Path, regex)
 		p.Rewrite = &rw
 	}
 	if isZeroPolicies(&p) {
 		return nil
 	}
 	return &p
+}
+
+// emptyMissingGroups removes the $N of a rewrite target that the route's
+// regex ("" for none) does not have.
+func emptyMissingGroups(target, regex string) string {
+	groups := 0
+	if regex != "" {
+		re, err := config.CompilePathRegex(regex)
+		if err != nil {
+			return target // validation reports the regex
+		}
+		groups = re.NumSubexp()
+	}
+	out := captureRefs.ReplaceAllStringFunc(target, func(ref string) string {
+		if int(ref[1]-'0') <= groups {
+			return ref
+		}
+		return ""
+	})
+	if out == "" {
+		return "/"
+	}
+	return out
 }
 
 func isZeroPolicies(p *config.Policies) bool {

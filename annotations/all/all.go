@@ -3,6 +3,8 @@
 package all
 
 import (
+	_ "github.com/ramjet-dev/ramjet/annotations/basicauth"
 	_ "github.com/ramjet-dev/ramjet/annotations/rewrite"
+	_ "github.com/ramjet-dev/ramjet/annotations/sourcerange"
 	_ "github.com/ramjet-dev/ramjet/annotations/unsupported"
 )
