@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const manifest = `
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: networking.k8s.io/v1
+    kind: Ingress
+    metadata: {name: web, namespace: shop}
+    spec:
+      ingressClassName: nginx
+      rules:
+        - host: shop.example.com
+          http:
+            paths:
+              - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+  - apiVersion: networking.k8s.io/v1
+    kind: Ingress
+    metadata:
+      name: admin
+      namespace: shop
+      annotations: {nginx.ingress.kubernetes.io/auth-url: "http://auth.example.com/check"}
+    spec:
+      ingressClassName: nginx
+      rules:
+        - host: admin.example.com
+          http:
+            paths:
+              - {path: /, pathType: Prefix, backend: {service: {name: admin, port: {number: 80}}}}
+---
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata: {name: legacy, namespace: shop, annotations: {kubernetes.io/ingress.class: nginx}}
+spec:
+  rules:
+    - host: old.example.com
+      http:
+        paths:
+          - path: /
+            backend: {serviceName: web, servicePort: 80}
+`
+
+func TestTranslateCommand(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ramjet-ingress")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	run := func(stdin string, args ...string) (string, int) {
+		cmd := exec.Command(bin, args...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+
+	t.Run("text report from stdin", func(t *testing.T) {
+		out, code := run(manifest, "translate", "-f", "-", "--assume-class", "nginx")
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		for _, want := range []string{
+			"h_shop_example_com", "Ingress shop/admin", "NOT SERVED", "UnsupportedAccessControl",
+			"3 objects: 2 served, 1 not served", "which Kubernetes no longer serves",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("json and --check", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "m.yaml")
+		os.WriteFile(path, []byte(manifest), 0o600)
+		out, code := run("", "translate", "-f", path, "--assume-class", "nginx", "-o", "json", "--check")
+		if code != 1 {
+			t.Errorf("--check exit %d, want 1 (an Ingress is not served)", code)
+		}
+		var report struct {
+			Objects []struct{ Name, State string }
+		}
+		if err := json.Unmarshal([]byte(out), &report); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		if len(report.Objects) != 3 {
+			t.Errorf("%d objects, want 3", len(report.Objects))
+		}
+	})
+	t.Run("without the assumed class nothing is ours", func(t *testing.T) {
+		out, code := run(manifest, "translate", "-f", "-", "--check")
+		if code != 0 || !strings.Contains(out, "0 objects") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	})
+	t.Run("bad flags", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"translate", "-f", "-", "--annotations", "nope"},
+			{"translate", "-f", "-", "--default-backend", "nonamespace"},
+			{"translate", "-f", "-", "--ingress=false"},
+			{"translate"},
+			{"frobnicate"},
+		} {
+			out, code := run("", args...)
+			if code != 2 || !strings.Contains(out, "ramjet-ingress:") {
+				t.Errorf("%v: exit %d, want 2 with a reason:\n%s", args, code, out)
+			}
+		}
+	})
+	t.Run("annotations lists the families", func(t *testing.T) {
+		out, code := run("", "annotations", "--annotations", "all,-rewrite")
+		if code != 0 || !strings.Contains(out, "rewrite (disabled)") || !strings.Contains(out, "nginx.ingress.kubernetes.io/auth-tls-*") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	})
+}
