@@ -140,7 +140,9 @@ func (e *engine) collectClaims() {
 func (e *engine) decideOwners() {
 	for host, cs := range e.claims {
 		owner := cs[0]
-		if w := wildcardOf(host); w != "" {
+		// With cross-namespace paths hosts are compared as written: the
+		// wildcard rule is lifted with the namespace rule.
+		if w := wildcardOf(host); w != "" && !e.opts.CrossNamespacePaths {
 			if wc := e.claims[w]; len(wc) > 0 && Older(wc[0].Origin, owner.Origin) {
 				owner = wc[0]
 			}
@@ -217,7 +219,7 @@ func (e *engine) mergePaths() {
 
 func (e *engine) noteForeignHost(c *Contribution, host string) {
 	owner := e.owners[host]
-	what := "host " + Quote(displayHost(host))
+	what := hostPhrase(host)
 	if w := wildcardOf(host); w != "" && len(e.claims[w]) > 0 && owner == e.claims[w][0] && !slices.Contains(e.claims[host], owner) {
 		e.note(c, PathConflict, "%s falls under %s, which belongs to namespace %s (its oldest object is %s); the rules of this object for it are not served",
 			what, Quote(w), owner.Origin.Namespace, owner.Origin)
@@ -227,11 +229,13 @@ func (e *engine) noteForeignHost(c *Contribution, host string) {
 		what, owner.Origin.Namespace, owner.Origin)
 }
 
-func displayHost(h string) string {
+// hostPhrase names a host in a finding; rules without a host form the
+// catch-all host.
+func hostPhrase(h string) string {
 	if h == "" {
-		return "(any host)"
+		return "the catch-all host (rules without a host)"
 	}
-	return h
+	return "host " + Quote(h)
 }
 
 // addPath adds one path to a host unless an older contribution holds its
@@ -247,8 +251,8 @@ func (e *engine) addPath(h *Host, c *Contribution, p Path, taken map[string]*Con
 		if holder.Refused {
 			state = "not served, so the path answers 404"
 		}
-		e.note(c, PathConflict, "path %s (%s) of host %s is already held by %s, which is older (%s); this path is not served",
-			Quote(p.Path), p.Type, Quote(displayHost(h.Name)), holder.Origin, state)
+		e.note(c, PathConflict, "path %s (%s) of %s is already held by %s, which is older (%s); this path is not served",
+			Quote(p.Path), p.Type, hostPhrase(h.Name), holder.Origin, state)
 		return
 	}
 	taken[key] = c
@@ -328,7 +332,11 @@ func (e *engine) setFallbacks() {
 			if !e.allowed(c, name) {
 				continue
 			}
-			if c.DefaultBackend != nil && !c.Refused && !c.Settings.Protected {
+			switch {
+			case c.DefaultBackend == nil || c.Refused:
+			case c.Settings.Protected:
+				e.note(c, InvalidConfiguration, "the default backend is not used for host %s: the object has access control (basic auth, source ranges) and a default backend has none; unmatched paths answer 404", Quote(name))
+			default:
 				h.Fallback = &Route{Origin: c, Backend: c.DefaultBackend}
 			}
 			break
@@ -387,12 +395,12 @@ func (e *engine) mergeDefaultBackend() {
 			continue
 		}
 		if !e.allowed(c, "") {
-			e.note(c, PathConflict, "the default backend belongs to namespace %s (its oldest claim is %s); this object's is not used",
+			e.note(c, PathConflict, "the default backend of unknown hosts belongs to namespace %s (its oldest claim is %s); this object's is not used for them",
 				e.owners[""].Origin.Namespace, e.owners[""].Origin)
 			continue
 		}
 		if winner != nil {
-			e.note(c, PathConflict, "the default backend is already set by %s, which is older; this object's is not used", winner.Origin)
+			e.note(c, PathConflict, "the default backend of unknown hosts is already set by %s, which is older; this object's is not used for them", winner.Origin)
 			continue
 		}
 		winner = c

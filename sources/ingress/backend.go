@@ -3,8 +3,10 @@ package ingress
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -180,9 +182,30 @@ func externalName(svc *corev1.Service, port networkingv1.ServiceBackendPort, opt
 		}
 		number = sp.Port
 	}
-	host := svc.Spec.ExternalName
-	if err := config.ValidateMemberAddress(net.JoinHostPort(host, strconv.Itoa(int(number)))); err != nil {
-		return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("ExternalName Service %s/%s: %v", svc.Namespace, svc.Name, err)}
+	host := strings.TrimSuffix(svc.Spec.ExternalName, ".")
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if kind := forbiddenAddressKind(ip.Unmap()); kind != "" {
+			return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("ExternalName Service %s/%s: %s is %s address, which an ExternalName Service may not point the proxy at", svc.Namespace, svc.Name, core.Quote(host), kind)}
+		}
 	}
-	return []config.Member{{Address: net.JoinHostPort(host, strconv.Itoa(int(number)))}}, nil
+	addr := net.JoinHostPort(host, strconv.Itoa(int(number)))
+	if err := config.ValidateMemberAddress(addr); err != nil {
+		return nil, &Problem{core.ServiceNotFound, fmt.Sprintf("ExternalName Service %s/%s: its externalName %s is neither an IP address nor a DNS name", svc.Namespace, svc.Name, core.Quote(svc.Spec.ExternalName))}
+	}
+	return []config.Member{{Address: addr}}, nil
+}
+
+// forbiddenAddressKind names the kind of ip when an ExternalName Service may
+// not lead the proxy to it (the proxy's own host, or cloud metadata services on
+// link-local addresses), and is empty otherwise.
+func forbiddenAddressKind(ip netip.Addr) string {
+	switch {
+	case ip.IsLoopback():
+		return "a loopback"
+	case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
+		return "a link-local"
+	case ip.IsUnspecified():
+		return "an unspecified"
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ package ingress
 
 import (
 	"fmt"
+	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
 
@@ -119,7 +120,8 @@ func (t *translation) rules() {
 	for i, r := range t.ing.Spec.Rules {
 		if r.Host != "" {
 			if err := config.ValidateDomain(r.Host); err != nil {
-				t.note(core.InvalidConfiguration, "spec.rules[%d].host: %v; the rule is not served", i, err)
+				reason := strings.TrimPrefix(err.Error(), fmt.Sprintf("%q ", r.Host))
+				t.note(core.InvalidConfiguration, "spec.rules[%d].host: %s %s; the rule is not served", i, core.Quote(r.Host), reason)
 				continue
 			}
 		}
