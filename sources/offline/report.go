@@ -171,9 +171,27 @@ func WriteFiles(dir string, files map[string][]byte) error {
 		return err
 	}
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
+		if err := writePrivate(filepath.Join(dir, name), content); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// writePrivate writes a file readable by its owner only, narrowing the
+// mode of a file that already exists before its content is replaced.
+func writePrivate(path string, content []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(content); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
