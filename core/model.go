@@ -159,9 +159,11 @@ type BasicAuth struct {
 // PoolSettings are the pool fields annotations set. Pools of one Service
 // port with different settings are different pools.
 type PoolSettings struct {
-	Scheme          config.Scheme
-	ServerName      string
-	CA              []byte // PEM bundle for verifying members; nil: system roots
+	Scheme     config.Scheme
+	ServerName string
+	CA         []byte // PEM bundle for verifying members; nil: system roots
+	// ClientCert is presented to members that ask for one (proxy-ssl-secret).
+	ClientCert      *Certificate
 	Balance         config.Balance
 	Hash            *config.Hash
 	ServiceUpstream bool
@@ -169,7 +171,7 @@ type PoolSettings struct {
 
 // IsZero reports whether the settings are the defaults.
 func (p PoolSettings) IsZero() bool {
-	return p.Scheme == "" && p.ServerName == "" && p.CA == nil && p.Balance == "" && p.Hash == nil && !p.ServiceUpstream
+	return p.Scheme == "" && p.ServerName == "" && p.CA == nil && p.ClientCert == nil && p.Balance == "" && p.Hash == nil && !p.ServiceUpstream
 }
 
 // Fragment is what one annotation family (or filter) contributes: a change

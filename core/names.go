@@ -3,7 +3,7 @@ package core
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
+	"encoding/json"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -41,16 +41,21 @@ func PoolName(namespace, service, port string, s PoolSettings) string {
 
 // digest identifies pool settings.
 func (p PoolSettings) digest() string {
-	var hash string
-	if h := p.Hash; h != nil {
-		var cookie config.AffinityCookie
-		if h.Cookie != nil {
-			cookie = *h.Cookie
-		}
-		hash = fmt.Sprintf("%s/%s/%+v", h.By, h.Header, cookie)
+	var cert, key []byte
+	if p.ClientCert != nil {
+		cert, key = p.ClientCert.CertPEM, p.ClientCert.KeyPEM
 	}
-	ca := sha256.Sum256(p.CA)
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%s|%s|%x|%s|%s|%t", p.Scheme, p.ServerName, ca, p.Balance, hash, p.ServiceUpstream)))
+	// JSON of the settings: every field, in a fixed order, each value
+	// delimited, so different settings never give the same text.
+	text, _ := json.Marshal(struct {
+		Scheme          config.Scheme
+		ServerName      string
+		CA, Cert, Key   []byte
+		Balance         config.Balance
+		Hash            *config.Hash
+		ServiceUpstream bool
+	}{p.Scheme, p.ServerName, p.CA, cert, key, p.Balance, p.Hash, p.ServiceUpstream})
+	sum := sha256.Sum256(text)
 	return hex.EncodeToString(sum[:])
 }
 

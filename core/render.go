@@ -218,10 +218,13 @@ func (r *rendering) pool(b *Backend, s PoolSettings) *config.Pool {
 	if p.Members == nil {
 		p.Members = []config.Member{}
 	}
-	if s.Scheme.UsesTLS() && (s.ServerName != "" || s.CA != nil) {
+	if s.Scheme.UsesTLS() && (s.ServerName != "" || s.CA != nil || s.ClientCert != nil) {
 		p.TLS = &config.PoolTLS{ServerName: s.ServerName}
 		if s.CA != nil {
 			p.TLS.CAFile = r.file(s.CA, ".ca.pem")
+		}
+		if c := s.ClientCert; c != nil {
+			p.TLS.CertFile, p.TLS.KeyFile = r.file(c.CertPEM, ".crt"), r.file(c.KeyPEM, ".key")
 		}
 	}
 	return p

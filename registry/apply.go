@@ -24,6 +24,34 @@ type Context struct {
 	secrets Secrets
 	family  *Family
 	result  *Applied
+	// valid are the object's keys (without Prefix) whose family is enabled
+	// and whose value is valid.
+	valid map[string]string
+}
+
+// Value returns the value of another key of the object, when it is
+// present, valid and its family enabled: how a family sees the keys it
+// depends on (proxy-ssl-* on backend-protocol) or yields to (load-balance
+// to upstream-hash-by).
+func (c *Context) Value(key string) (string, bool) {
+	v, ok := c.valid[key]
+	return v, ok
+}
+
+// SecretRef resolves a Secret reference written in key: "name", or
+// "namespace/name" naming the object's own namespace. It is the one check
+// for references of annotations: a Secret of another namespace is never
+// read, and the reference is reported invalid.
+func (c *Context) SecretRef(key, ref string) (string, bool) {
+	ns, name, found := strings.Cut(ref, "/")
+	if !found {
+		return ref, true
+	}
+	if ns != c.Object.Namespace {
+		c.Invalid(key, "%s is in another namespace; only Secrets of the object's namespace are read", core.Quote(ref))
+		return "", false
+	}
+	return name, true
 }
 
 // Secret returns a Secret of the object's namespace.
@@ -72,6 +100,7 @@ type Applied struct {
 // order, each seeing only its keys that are present and valid.
 func Apply(sel Selection, object core.Origin, annotations map[string]string, secrets Secrets) *Applied {
 	out := &Applied{}
+	valid := map[string]string{}
 	byFamily := map[*Family]map[string]string{}
 	for _, full := range sortedKeys(annotations) {
 		key, ok := strings.CutPrefix(full, Prefix)
@@ -83,16 +112,19 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 		ctx := &Context{Object: object, secrets: secrets, family: f, result: out}
 		switch {
 		case f == nil:
-			ctx.Note(core.UnknownAnnotation, "%s%s is not an annotation Ramjet knows; it is ignored", Prefix, key)
+			ctx.Note(core.UnknownAnnotation, "%s is not an annotation Ramjet knows; it is ignored", core.Quote(full))
 		case !sel.Enabled(f.Name) && f.AccessControl:
 			ctx.Refuse(core.UnsupportedAccessControl, "%s%s belongs to the access-control family %s, which is disabled (--annotations); the object is not served", Prefix, key, f.Name)
 		case !sel.Enabled(f.Name):
 			ctx.Note(core.UnknownAnnotation, "%s%s belongs to the family %s, which is disabled (--annotations); it is ignored", Prefix, key, f.Name)
+		case f.keyNamed(key).Ignored != "":
+			ctx.Note(core.UnknownAnnotation, "%s%s has no counterpart in Ramjet: %s; it is ignored", Prefix, key, f.keyNamed(key).Ignored)
 		default:
 			if err := validate(f, key, value); err != nil {
 				ctx.Invalid(key, "%v", err)
 				continue
 			}
+			valid[key] = value
 			if byFamily[f] == nil {
 				byFamily[f] = map[string]string{}
 			}
@@ -104,7 +136,7 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 		if values == nil {
 			continue
 		}
-		ctx := &Context{Object: object, secrets: secrets, family: f, result: out}
+		ctx := &Context{Object: object, secrets: secrets, family: f, result: out, valid: valid}
 		if fragment := f.Parse(ctx, values); fragment != nil {
 			fragment(&out.Settings)
 		}
@@ -122,10 +154,8 @@ func validate(f *Family, key, value string) error {
 			return fmt.Errorf("the value holds control characters")
 		}
 	}
-	for _, k := range f.Keys {
-		if (k.Name == key || k.Wildcard && strings.HasPrefix(key, k.Name)) && k.Validate != nil {
-			return k.Validate(value)
-		}
+	if k := f.keyNamed(key); k != nil && k.Validate != nil {
+		return k.Validate(value)
 	}
 	return nil
 }

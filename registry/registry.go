@@ -11,6 +11,8 @@ package registry
 
 import (
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +63,24 @@ type Key struct {
 	Default string
 	// Doc is one line on what the key does in Ramjet.
 	Doc string
+	// Differs says how Ramjet's behaviour differs from ingress-nginx's,
+	// for documentation; empty when it does not.
+	Differs string
+	// Ignored marks a key ingress-nginx has and Ramjet has no counterpart
+	// for: it says what happens instead. The key gets an UnknownAnnotation
+	// finding with that text and never reaches Parse.
+	Ignored string
+}
+
+// keyNamed returns the key of f that owns name (exactly or by wildcard).
+func (f *Family) keyNamed(name string) *Key {
+	for i := range f.Keys {
+		k := &f.Keys[i]
+		if k.Name == name || k.Wildcard && strings.HasPrefix(name, k.Name) {
+			return k
+		}
+	}
+	return nil
 }
 
 // Family is one nginx annotation family.
@@ -77,7 +97,14 @@ type Family struct {
 	// keys present and valid) into a fragment; it reports problems through
 	// ctx. A nil fragment changes nothing.
 	Parse func(ctx *Context, values map[string]string) core.Fragment
+
+	// dir is the folder of the file that registered the family, for the
+	// contributor checks (every family has golden cases).
+	dir string
 }
+
+// Dir is the source folder of the package that registered the family.
+func (f *Family) Dir() string { return f.dir }
 
 // Input is a source of objects (Ingress, Gateway API).
 type Input struct {
@@ -114,6 +141,9 @@ func Register(f *Family) {
 			panic(fmt.Sprintf("registry: key %s of family %s is already owned by family %s", k.Name, f.Name, owner.Name))
 		}
 		keys[k.Name] = f
+	}
+	if _, file, _, ok := runtime.Caller(1); ok {
+		f.dir = filepath.Dir(file)
 	}
 	families[f.Name] = f
 }

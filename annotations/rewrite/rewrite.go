@@ -42,7 +42,10 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 			s.Regex = true
 		}
 		if target != "" {
-			s.Policies.Rewrite = &config.Rewrite{Path: target}
+			if s.Policies.Rewrite == nil {
+				s.Policies.Rewrite = &config.Rewrite{}
+			}
+			s.Policies.Rewrite.Path = target
 		}
 		if appRoot != "" {
 			s.AppRoot = appRoot

@@ -301,6 +301,11 @@ const (
 	// HashByCookie hashes the value of a cookie, which the proxy sets when
 	// the request has none (session affinity).
 	HashByCookie HashBy = "cookie"
+	// HashByCookieValue hashes the value of a cookie the application owns
+	// (CookieName); the proxy never sets it.
+	HashByCookieValue HashBy = "cookie_value"
+	// HashByRequestURI hashes the request's path and query as received.
+	HashByRequestURI HashBy = "request_uri"
 )
 
 // Pool is a set of members that serve the same thing.
@@ -336,6 +341,10 @@ type PoolTLS struct {
 	// CAFile is a PEM bundle of the authorities trusted for members. Empty
 	// uses the system's roots.
 	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
+	// CertFile and KeyFile are the client certificate (PEM chain) and key
+	// presented to members that ask for one; both or neither.
+	CertFile string `yaml:"cert_file,omitempty" json:"cert_file,omitempty"`
+	KeyFile  string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
 }
 
 // Member is one backend address. In YAML it is a mapping or just the
@@ -355,6 +364,8 @@ type Hash struct {
 	Header string `yaml:"header,omitempty" json:"header,omitempty"`
 	// Cookie configures the cookie of by: cookie.
 	Cookie *AffinityCookie `yaml:"cookie,omitempty" json:"cookie,omitempty"`
+	// CookieName names the cookie hashed with by: cookie_value.
+	CookieName string `yaml:"cookie_name,omitempty" json:"cookie_name,omitempty"`
 }
 
 // AffinityCookie is the session cookie of cookie hashing.

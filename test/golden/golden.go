@@ -1,0 +1,206 @@
+// Package golden runs the translation's golden cases: each
+// testdata/<case>.txtar of the calling package holds input objects, flags and
+// the expected ramjet.yaml and findings. The sources package and every
+// annotation family keep their cases next to their code and call Run.
+package golden
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/core"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/registry"
+	"github.com/ramjet-dev/ramjet/sources"
+	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/offline"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected sections of testdata/*.txtar")
+
+// Run translates each testdata/<case>.txtar of the calling package's folder
+// and compares the result with the case's expected sections:
+//
+//	-- flags --       translation flags, one per line (optional)
+//	-- input.yaml --  the objects (IngressClasses, Ingresses, Services,
+//	                  EndpointSlices, Secrets)
+//	-- ramjet.yaml -- the rendered tenant (expected)
+//	-- findings --    one line per finding: Kind ns/name Reason: message
+//	                  (expected), then the state of every object
+//
+// Run with -update to regenerate the expected sections and review the diff.
+func Run(t *testing.T) {
+	t.Helper()
+	paths, err := filepath.Glob("testdata/*.txtar")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden cases: %v", err)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			archive := readArchive(t, path)
+			got := translateCase(t, archive)
+			if *update {
+				archive.set("ramjet.yaml", got["ramjet.yaml"])
+				archive.set("findings", got["findings"])
+				if err := os.WriteFile(path, archive.bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, section := range []string{"ramjet.yaml", "findings"} {
+				if want := archive.get(section); want != got[section] {
+					t.Errorf("section %s differs (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", section, got[section], want)
+				}
+			}
+		})
+	}
+}
+
+// translateCase runs the translation of a case and renders the sections.
+func translateCase(t *testing.T, a *archive) map[string]string {
+	snap, warnings, err := offline.Read([]string{"-"}, strings.NewReader(a.get("input.yaml")))
+	if err != nil {
+		t.Fatalf("reading input.yaml: %v", err)
+	}
+	for _, w := range warnings {
+		t.Logf("input: %s", w)
+	}
+	opts := caseOptions(t, a.get("flags"))
+	base := &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}, "https": {Address: ":443", TLS: &config.ListenerTLS{}}}}
+	out := sources.Translate(snap, base, opts)
+	if err := out.Config.Validate(); err != nil {
+		t.Fatalf("the translation is not valid: %v", err)
+	}
+	var tenant bytes.Buffer
+	enc := yaml.NewEncoder(&tenant)
+	enc.SetIndent(2)
+	if err := enc.Encode(out.Config.Tenants[core.TenantName]); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"ramjet.yaml": tenant.String(), "findings": findingLines(out)}
+}
+
+func findingLines(out *sources.Output) string {
+	var b strings.Builder
+	for _, f := range out.Findings {
+		fmt.Fprintf(&b, "%s %s/%s %s: %s\n", f.Object.Kind, f.Object.Namespace, f.Object.Name, f.Reason, f.Message)
+	}
+	var states []string
+	for o, s := range out.Objects {
+		states = append(states, fmt.Sprintf("%s %s/%s is %s\n", o.Kind, o.Namespace, o.Name, s))
+	}
+	slices.Sort(states)
+	for _, s := range states {
+		b.WriteString(s)
+	}
+	for _, p := range out.Problems {
+		fmt.Fprintf(&b, "problem: %s\n", p)
+	}
+	for _, ig := range out.Ignored {
+		fmt.Fprintf(&b, "ignored: %s: %s\n", ig.Ingress, ig.Reason)
+	}
+	return b.String()
+}
+
+// caseOptions parses a case's flags as ramjet-ingress would.
+func caseOptions(t *testing.T, flags string) sources.Options {
+	fs := pflag.NewFlagSet("case", pflag.ContinueOnError)
+	annotations := fs.String("annotations", "all", "")
+	crossNS := fs.Bool("cross-namespace-paths", false, "")
+	withoutClass := fs.Bool("watch-ingress-without-class", false, "")
+	externalName := fs.Bool("allow-external-name-services", false, "")
+	defaultBackend := fs.String("default-backend", "", "")
+	defaultCert := fs.String("default-ssl-certificate", "", "")
+	ingressClass := fs.String("ingress-class", ingress.DefaultIngressClass, "")
+	if err := fs.Parse(strings.Fields(flags)); err != nil {
+		t.Fatalf("flags: %v", err)
+	}
+	sel, err := registry.Select(*annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := sources.Options{
+		Ingress: true,
+		IngressOptions: ingress.Options{
+			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
+			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
+		},
+		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
+	}
+	opts.Core.CrossNamespacePaths = *crossNS
+	opts.Core.FileDir = "/etc/ramjet/generated"
+	return opts
+}
+
+// archive is a txtar file: a comment, then "-- name --" sections.
+type archive struct {
+	comment  string
+	names    []string
+	sections map[string]string
+}
+
+func readArchive(t *testing.T, path string) *archive {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &archive{sections: map[string]string{}}
+	current := ""
+	var body strings.Builder
+	flush := func() {
+		if current == "" {
+			a.comment = body.String()
+		} else {
+			a.sections[current] = body.String()
+		}
+		body.Reset()
+	}
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if name, ok := sectionName(line); ok {
+			flush()
+			current = name
+			a.names = append(a.names, name)
+			continue
+		}
+		body.WriteString(line)
+	}
+	flush()
+	return a
+}
+
+func sectionName(line string) (string, bool) {
+	line = strings.TrimRight(line, "\n")
+	if strings.HasPrefix(line, "-- ") && strings.HasSuffix(line, " --") && len(line) > 6 {
+		return line[3 : len(line)-3], true
+	}
+	return "", false
+}
+
+func (a *archive) get(name string) string { return a.sections[name] }
+
+func (a *archive) set(name, content string) {
+	if _, ok := a.sections[name]; !ok {
+		a.names = append(a.names, name)
+	}
+	a.sections[name] = content
+}
+
+func (a *archive) bytes() []byte {
+	var b bytes.Buffer
+	b.WriteString(a.comment)
+	for _, name := range a.names {
+		fmt.Fprintf(&b, "-- %s --\n", name)
+		b.WriteString(a.sections[name])
+	}
+	return b.Bytes()
+}
