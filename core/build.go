@@ -29,8 +29,9 @@ type State string
 const (
 	// Served: the object's routes are served (some may have conflicts).
 	Served State = "served"
-	// Rejected: the object is not served (refused, or left out because it
-	// made the configuration invalid); its paths answer 404.
+	// Rejected: the object is not served (refused, left out because it
+	// made the configuration invalid, or a canary that joined no main
+	// route); its paths answer 404.
 	Rejected State = "rejected"
 )
 
@@ -133,7 +134,7 @@ func incremental(cs []*Contribution, base *config.Server, opts Options) map[*Con
 // all are dropped.
 func leaveOut(c *Contribution) {
 	c.Refused = true
-	c.Settings = Settings{Regex: c.Settings.Regex}
+	c.Settings = Settings{Regex: c.Settings.Regex, Canary: c.Settings.Canary}
 	rules := make([]Rule, 0, len(c.Rules))
 	for _, r := range c.Rules {
 		var paths []Path
@@ -179,7 +180,7 @@ func finish(orig, work []*Contribution, m *Model, r *rendering, cfg *config.Conf
 	for i, c := range orig {
 		findings = append(findings, c.Findings...)
 		states[c.Origin] = Served
-		if work[i].Refused {
+		if work[i].Refused || m.Unserved[work[i]] {
 			states[c.Origin] = Rejected
 		}
 	}

@@ -148,6 +148,28 @@ type Settings struct {
 	// source ranges): its default backend is then not served, since the
 	// catch-all has no access control.
 	Protected bool
+	// Canary makes the contribution a canary: it serves no paths, hosts or
+	// certificates of its own, and each of its paths takes a share of the
+	// main route with the same host, path type and path.
+	Canary *Canary
+}
+
+// Canary is what a canary object asks of the main routes it joins. The
+// main route's policies apply to the canary's requests too; only the
+// canary's pool balancing (load-balance, upstream-hash-by, affinity) is
+// its own.
+type Canary struct {
+	// Weight of Total requests go to the canary. Total is at least 100.
+	Weight, Total uint32
+	// Header names a request header that sends requests to the canary:
+	// those whose value equals HeaderValue when it is set, those whose
+	// value matches HeaderPattern (RE2, anywhere in the value) when that is
+	// set, else those with "always"; "never" then keeps requests on the
+	// main route.
+	Header, HeaderValue, HeaderPattern string
+	// Cookie names a cookie whose value "always" sends requests to the
+	// canary and "never" keeps them on the main route.
+	Cookie string
 }
 
 // BasicAuth is an htpasswd file's content and the realm.

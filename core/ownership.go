@@ -21,6 +21,9 @@ type Model struct {
 	DefaultBackend *Route
 	// Findings of the merge (conflicts), not yet those of rendering.
 	Findings []Finding
+	// Unserved are served contributions that nevertheless serve nothing:
+	// canaries that joined no main route.
+	Unserved map[*Contribution]bool
 }
 
 // Host is one host as served: the routes of the namespace that owns it.
@@ -53,8 +56,12 @@ type Route struct {
 	Match  config.Match
 	// Backend is nil for a refused contribution's path, which answers 404.
 	Backend *Backend
-	// written is the path as the object wrote it, which orders regexes.
-	written string
+	// Canary is the canary route that shares this route's traffic.
+	Canary *Route
+	// written is the path as the object wrote it, which orders regexes,
+	// and pathType its type: with the host, what a canary joins on.
+	written  string
+	pathType PathType
 }
 
 // Options are the switches of the merge and the rendering.
@@ -84,7 +91,7 @@ type engine struct {
 // contributions.
 func Merge(cs []*Contribution, opts Options) *Model {
 	e := &engine{opts: opts, claims: map[string][]*Contribution{}, owners: map[string]*Contribution{},
-		regex: map[string]bool{}, model: &Model{Hosts: map[string]*Host{}}}
+		regex: map[string]bool{}, model: &Model{Hosts: map[string]*Host{}, Unserved: map[*Contribution]bool{}}}
 	e.byAge = slices.Clone(cs)
 	slices.SortStableFunc(e.byAge, func(a, b *Contribution) int {
 		if Older(a.Origin, b.Origin) {
@@ -99,6 +106,7 @@ func Merge(cs []*Contribution, opts Options) *Model {
 	e.decideOwners()
 	e.decideRegex()
 	e.mergePaths()
+	e.attachCanaries()
 	e.mergeTLS()
 	e.mergeDefaultBackend()
 	e.orderRoutes()
@@ -118,6 +126,9 @@ func (e *engine) note(c *Contribution, reason Reason, format string, args ...any
 // a default backend is a claim on the catch-all.
 func (e *engine) collectClaims() {
 	for _, c := range e.byAge {
+		if isCanary(c) {
+			continue
+		}
 		seen := map[string]bool{}
 		claim := func(host string) {
 			if !seen[host] {
@@ -168,7 +179,7 @@ func wildcardOf(host string) string {
 // change how the host's other paths match.
 func (e *engine) decideRegex() {
 	for _, c := range e.byAge {
-		if c.Refused || !c.Settings.Regex {
+		if c.Refused || !c.Settings.Regex || isCanary(c) {
 			continue
 		}
 		for _, r := range c.Rules {
@@ -199,6 +210,9 @@ func (e *engine) host(name string) *Host {
 func (e *engine) mergePaths() {
 	taken := map[string]map[string]*Contribution{} // host → path key → holder
 	for _, c := range e.byAge {
+		if isCanary(c) {
+			continue
+		}
 		for _, r := range c.Rules {
 			if !e.allowed(c, r.Host) {
 				e.noteForeignHost(c, r.Host)
@@ -256,7 +270,7 @@ func (e *engine) addPath(h *Host, c *Contribution, p Path, taken map[string]*Con
 		return
 	}
 	taken[key] = c
-	route := &Route{Origin: c, Match: m, written: p.Path}
+	route := &Route{Origin: c, Match: m, written: p.Path, pathType: p.Type}
 	if !c.Refused {
 		route.Backend = p.Backend
 	}
@@ -350,6 +364,9 @@ func (e *engine) setFallbacks() {
 func (e *engine) mergeTLS() {
 	winner := map[string]*Contribution{}
 	for _, c := range e.byAge {
+		if isCanary(c) {
+			continue // a canary's hosts are its main's
+		}
 		for _, t := range c.TLS {
 			for _, host := range t.Hosts {
 				e.tlsHost(c, t, host, winner)
@@ -392,6 +409,10 @@ func (e *engine) mergeDefaultBackend() {
 	var winner *Contribution
 	for _, c := range e.byAge {
 		if c.DefaultBackend == nil {
+			continue
+		}
+		if isCanary(c) {
+			e.note(c, InvalidConfiguration, "the default backend of a canary is not used: a canary only joins main routes with the same host, path type and path")
 			continue
 		}
 		if !e.allowed(c, "") {

@@ -81,8 +81,15 @@ func (r *rendering) application(m *Model, h *Host) {
 		}
 	}
 	for _, route := range h.Routes {
+		main := r.route(h, route)
+		if route.Canary != nil {
+			for _, extra := range r.canaryRoutes(route, main) {
+				r.attribute(fmt.Sprintf("%s.routes[%d]", fieldPath, len(app.Routes)), route.Canary.Origin)
+				app.Routes = append(app.Routes, extra)
+			}
+		}
 		r.attribute(fmt.Sprintf("%s.routes[%d]", fieldPath, len(app.Routes)), route.Origin)
-		app.Routes = append(app.Routes, r.route(h, route))
+		app.Routes = append(app.Routes, main)
 	}
 	app.DefaultRoute = r.defaultRoute(m, h, fieldPath)
 	r.tenant.Applications[name] = app
