@@ -6,7 +6,7 @@ CACHE   := $(CURDIR)/.cache
 BIN     := $(CACHE)/bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps build test test-short demo bench lint clean
+.PHONY: all deps build test test-short fuzz demo bench lint clean
 
 all: build
 
@@ -25,9 +25,16 @@ deps:
 	  else echo "the race detector needs gcc: install it (apt-get install gcc)"; exit 1; fi; }
 	$(GO) mod download
 
-## test: run every test (what CI runs)
+## test: run every test (what CI runs), then the fuzz tests for a short time
 test: deps lint
 	$(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory fuzz
+
+## fuzz: run the translation fuzz test beyond its seed corpus for FUZZTIME
+## (the seed corpus runs with every go test)
+FUZZTIME ?= 15s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzTranslateIngress$$' -fuzztime $(FUZZTIME) ./annotations/all/
 
 ## test-short: the tests without the race detector, for a quick check
 test-short:

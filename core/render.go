@@ -7,8 +7,10 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/policies/httpsredirect"
 )
 
 // notServedBody answers the paths of objects that are not served.
@@ -115,7 +117,7 @@ func (r *rendering) defaultRoute(m *Model, h *Host, fieldPath string) *config.De
 func (r *rendering) route(h *Host, route *Route) *config.Route {
 	c := route.Origin
 	out := &config.Route{Match: route.Match}
-	if redirect := httpsRedirect(h, c); redirect != h.TLS {
+	if redirect := httpsRedirect(h, route); redirect != h.TLS {
 		out.HTTPSRedirect = &redirect
 	}
 	switch {
@@ -131,12 +133,19 @@ func (r *rendering) route(h *Host, route *Route) *config.Route {
 }
 
 // httpsRedirect is a route's HTTPS redirect: forced, or the host's TLS
-// unless the object turned it off.
-func httpsRedirect(h *Host, c *Contribution) bool {
-	if c.Settings.ForceSSLRedirect {
+// unless the object turned it off. A route for ACME HTTP-01 challenges (its
+// path as written lies under /.well-known/acme-challenge/, regexes
+// included) is never redirected, not even when forced: ingress-nginx's
+// no-tls-redirect-locations wins over force-ssl-redirect, so that a
+// certificate can be issued for a host that has none yet.
+func httpsRedirect(h *Host, route *Route) bool {
+	c := route.Origin
+	switch {
+	case strings.HasPrefix(route.written+"/", httpsredirect.ACMEChallengePrefix):
+		return false
+	case c.Settings.ForceSSLRedirect:
 		return true
-	}
-	if c.Settings.SSLRedirect != nil {
+	case c.Settings.SSLRedirect != nil:
 		return h.TLS && *c.Settings.SSLRedirect
 	}
 	return h.TLS

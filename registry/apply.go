@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ramjet-dev/ramjet/core"
 )
@@ -25,9 +26,16 @@ type Context struct {
 	family  *Family
 	result  *Applied
 	// valid are the object's keys (without Prefix) whose family is enabled
-	// and whose value is valid.
-	valid map[string]string
+	// and whose value is valid; rejected those whose value is not.
+	valid    map[string]string
+	rejected map[string]bool
 }
+
+// Rejected reports whether the object has key with a value that was
+// refused (by the general rules or the key's validator): a family whose
+// fallback for a missing key would widen access (CORS origins default to
+// "*") turns itself off instead.
+func (c *Context) Rejected(key string) bool { return c.rejected[key] }
 
 // Value returns the value of another key of the object, when it is
 // present, valid and its family enabled: how a family sees the keys it
@@ -93,14 +101,15 @@ type Applied struct {
 }
 
 // Apply runs the enabled families on the annotations of one object:
-// values over MaxValueBytes or holding control characters are invalid; keys
+// values over MaxValueBytes, not valid UTF-8 or holding control characters (line breaks
+// included, except for MultiLine keys) are invalid; keys
 // under Prefix that no enabled family owns are UnknownAnnotation, except
 // those of a disabled access-control family, which make the object not
 // served (a disabled protection is never served open). Families run in name
 // order, each seeing only its keys that are present and valid.
 func Apply(sel Selection, object core.Origin, annotations map[string]string, secrets Secrets) *Applied {
 	out := &Applied{}
-	valid := map[string]string{}
+	valid, rejected := map[string]string{}, map[string]bool{}
 	byFamily := map[*Family]map[string]string{}
 	for _, full := range sortedKeys(annotations) {
 		key, ok := strings.CutPrefix(full, Prefix)
@@ -122,6 +131,7 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 		default:
 			if err := validate(f, key, value); err != nil {
 				ctx.Invalid(key, "%v", err)
+				rejected[key] = true
 				continue
 			}
 			valid[key] = value
@@ -136,7 +146,7 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 		if values == nil {
 			continue
 		}
-		ctx := &Context{Object: object, secrets: secrets, family: f, result: out, valid: valid}
+		ctx := &Context{Object: object, secrets: secrets, family: f, result: out, valid: valid, rejected: rejected}
 		if fragment := f.Parse(ctx, values); fragment != nil {
 			fragment(&out.Settings)
 		}
@@ -144,17 +154,27 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 	return out
 }
 
-// validate applies the general rules and the key's validator.
+// validate applies the general rules and the key's validator. Line breaks
+// are control characters too, except for MultiLine keys.
 func validate(f *Family, key, value string) error {
 	if len(value) > MaxValueBytes {
 		return fmt.Errorf("the value is longer than %d bytes", MaxValueBytes)
 	}
+	if !utf8.ValidString(value) {
+		return fmt.Errorf("the value is not valid UTF-8")
+	}
+	k := f.keyNamed(key)
+	multiLine := k != nil && k.MultiLine
 	for i := 0; i < len(value); i++ {
-		if c := value[i]; c < 0x20 && c != '\t' || c == 0x7f {
+		c := value[i]
+		if multiLine && (c == '\n' || c == '\r') {
+			continue
+		}
+		if c < 0x20 && c != '\t' || c == 0x7f {
 			return fmt.Errorf("the value holds control characters")
 		}
 	}
-	if k := f.keyNamed(key); k != nil && k.Validate != nil {
+	if k != nil && k.Validate != nil {
 		return k.Validate(value)
 	}
 	return nil

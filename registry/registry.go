@@ -61,7 +61,8 @@ type Key struct {
 	Scope    Scope
 	// Default is the value when the key is absent, for documentation.
 	Default string
-	// Doc is one line on what the key does in Ramjet.
+	// Doc is one line on what the key does in Ramjet; for an Ignored key,
+	// what it does in ingress-nginx.
 	Doc string
 	// Differs says how Ramjet's behaviour differs from ingress-nginx's,
 	// for documentation; empty when it does not.
@@ -70,6 +71,12 @@ type Key struct {
 	// for: it says what happens instead. The key gets an UnknownAnnotation
 	// finding with that text and never reaches Parse.
 	Ignored string
+	// MultiLine lets the value hold line breaks (LF, CR) besides tabs; other
+	// control characters are still invalid. Only for keys whose value never
+	// reaches the configuration (snippets, which are reported and not
+	// interpreted), since a line break in configuration text could forge
+	// more of it.
+	MultiLine bool
 }
 
 // keyNamed returns the key of f that owns name (exactly or by wildcard).

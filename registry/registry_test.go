@@ -120,6 +120,9 @@ func TestApply(t *testing.T) {
 			return func(s *core.Settings) { s.AppRoot = "/touched" }
 		}
 		Register(cors)
+		snippets := family("snippets", false, "server-snippet")
+		snippets.Keys[0].MultiLine = true
+		Register(snippets)
 		Register(family("auth", true, "auth-type"))
 		Register(family("tls", true, "auth-tls-"))
 		origin := core.Origin{Kind: "Ingress", Namespace: "ns", Name: "x", Created: time.Now()}
@@ -134,6 +137,9 @@ func TestApply(t *testing.T) {
 			{"valid", "all", map[string]string{Prefix + "enable-cors": "true", "other/x": "y"}, false, nil, true},
 			{"invalid non-access value is ignored", "all", map[string]string{Prefix + "enable-cors": "yes", Prefix + "cors-allow-origin": "*"}, false, []core.Reason{core.InvalidAnnotation}, true},
 			{"control character", "all", map[string]string{Prefix + "cors-allow-origin": "a\nb"}, false, []core.Reason{core.InvalidAnnotation}, false},
+			{"multi-line key takes line breaks and tabs", "all", map[string]string{Prefix + "server-snippet": "a\r\n\tb\n"}, false, nil, false},
+			{"multi-line key refuses other control characters", "all", map[string]string{Prefix + "server-snippet": "a\nb\x00"}, false, []core.Reason{core.InvalidAnnotation}, false},
+			{"multi-line key refuses DEL", "all", map[string]string{Prefix + "server-snippet": "a\x7f"}, false, []core.Reason{core.InvalidAnnotation}, false},
 			{"value too long", "all", map[string]string{Prefix + "cors-allow-origin": strings.Repeat("a", 4097)}, false, []core.Reason{core.InvalidAnnotation}, false},
 			{"invalid access value refuses", "all", map[string]string{Prefix + "auth-type": "x\x00"}, true, []core.Reason{core.InvalidAnnotation}, false},
 			{"unknown key", "all", map[string]string{Prefix + "limit-rps": "5"}, false, []core.Reason{core.UnknownAnnotation}, false},

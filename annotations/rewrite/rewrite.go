@@ -7,6 +7,7 @@ package rewrite
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/core"
@@ -20,23 +21,25 @@ func init() {
 		Doc:  "Path rewriting, regex paths and the application root.",
 		Keys: []registry.Key{
 			{Name: "rewrite-target", Validate: validateTarget, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
-				Doc: "Replaces the whole path sent to the member (the query string is kept); $1..$9 are the submatches of the path. Makes the paths regexes."},
-			{Name: "use-regex", Validate: validateBool, Risk: registry.RiskLow, Scope: registry.ScopeHost, Default: "false",
-				Doc: "Makes the paths regexes (case-insensitive, anchored at the start); the owning namespace switches the whole host."},
+				Doc: "Replaces the whole path sent to the member (the query string is kept); $1..$9 are the submatches of the path. Makes the paths regexes.",
+				Differs: "Only $1..$9 are replaced: a target with another $ (nginx variables such as $host or $request_uri) is invalid, as is one with ? or # (as in ingress-nginx since v1.12). " +
+					"The submatches are those of the route's own match, anchored at the start; nginx matches the path again, unanchored, which differs only for paths that match at several places."},
+			{Name: "use-regex", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeHost, Default: "false",
+				Doc: "Makes the paths regexes (case-insensitive, anchored at the start); the owning namespace switches the whole host.",
+				Differs: "Regexes are RE2 (no lookaround or backreferences) and every alternative is anchored. Only the namespace that owns the host switches it to regex mode, " +
+					"and there the paths of objects that did not ask for regexes are matched literally; Exact paths stay exact."},
 			{Name: "app-root", Validate: validateAppRoot, Risk: registry.RiskMedium, Scope: registry.ScopeHost,
-				Doc: "Answers a request for / with a 302 to this path, on every host of the object."},
+				Doc:     "Answers a request for exactly / with a 302 to this path (the query string is dropped), on every host the object owns; the oldest such object of the host wins.",
+				Differs: "The value / is invalid: it would redirect / to itself forever, as it does in ingress-nginx."},
 		},
 		Parse: parse,
 	})
 }
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
-	var regex bool
-	if v, ok := values["use-regex"]; ok {
-		regex = v == "true"
-	}
-	target := values["rewrite-target"]
-	appRoot := values["app-root"]
+	regex := registry.IsTrue(values["use-regex"])
+	target := strings.TrimSpace(values["rewrite-target"])
+	appRoot := strings.TrimSpace(values["app-root"])
 	return func(s *core.Settings) {
 		if regex || target != "" {
 			s.Regex = true
@@ -53,14 +56,11 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	}
 }
 
-func validateBool(v string) error {
-	if v != "true" && v != "false" {
-		return fmt.Errorf("%s is not true or false", core.Quote(v))
-	}
-	return nil
-}
-
+// validateTarget accepts what the data plane takes as a rewrite path, and
+// refuses $ other than $1..$9: nginx would expand a variable there, ramjetd
+// would send it literally.
 func validateTarget(v string) error {
+	v = strings.TrimSpace(v)
 	switch {
 	case !strings.HasPrefix(v, "/"):
 		return fmt.Errorf("%s must start with /", core.Quote(v))
@@ -69,16 +69,26 @@ func validateTarget(v string) error {
 	case strings.ContainsAny(v, " \t"):
 		return fmt.Errorf("%s must not hold whitespace", core.Quote(v))
 	}
+	if strayDollar.MatchString(v) {
+		return fmt.Errorf("%s: only $1..$9 (the submatches of the path) are replaced; nginx variables such as $host are not available", core.Quote(v))
+	}
 	return nil
 }
 
+// strayDollar finds a $ that is not $1..$9.
+var strayDollar = regexp.MustCompile(`\$([^1-9]|$)`)
+
 func validateAppRoot(v string) error {
+	v = strings.TrimSpace(v)
 	u, err := url.ParseRequestURI(v)
 	if err != nil || u.IsAbs() || u.Host != "" || !strings.HasPrefix(v, "/") || strings.HasPrefix(v, "//") {
 		return fmt.Errorf("%s must be a path such as /app", core.Quote(v))
 	}
-	if strings.ContainsAny(v, " \t") {
+	switch {
+	case strings.ContainsAny(v, " \t"):
 		return fmt.Errorf("%s must not hold whitespace", core.Quote(v))
+	case u.Path == "/":
+		return fmt.Errorf("%s would redirect / to itself; name the application's path, such as /app", core.Quote(v))
 	}
 	return nil
 }

@@ -186,7 +186,11 @@ func annotations(args []string) error {
 			if k.Default != "" {
 				def = fmt.Sprintf(" [default %s]", k.Default)
 			}
-			fmt.Printf("  %-52s risk %-8s scope %-8s%s %s\n", name, k.Risk, k.Scope, def, strings.TrimSpace(k.Doc))
+			doc := strings.TrimSpace(k.Doc)
+			if k.Ignored != "" {
+				doc = "ignored, no counterpart in Ramjet: " + k.Ignored
+			}
+			fmt.Printf("  %-52s risk %-8s scope %-8s%s %s\n", name, k.Risk, k.Scope, def, doc)
 		}
 	}
 	return nil

@@ -15,7 +15,7 @@ func LoadCAPool(pemData []byte) (*x509.CertPool, error) {
 // LoadCAFile reads a PEM bundle of CA certificates from a file and parses it
 // as LoadCAPool does. Errors name the file path.
 func LoadCAFile(path string) (*x509.CertPool, error) {
-	data, err := readFile(path)
+	data, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

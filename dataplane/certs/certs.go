@@ -32,11 +32,11 @@ func Load(certPEM, keyPEM []byte) (*tls.Certificate, error) {
 // LoadFiles reads a PEM certificate chain and its PEM private key from two
 // files and parses them as Load does. Errors name the file paths.
 func LoadFiles(certFile, keyFile string) (*tls.Certificate, error) {
-	certPEM, err := readFile(certFile)
+	certPEM, err := ReadFile(certFile)
 	if err != nil {
 		return nil, err
 	}
-	keyPEM, err := readFile(keyFile)
+	keyPEM, err := ReadFile(keyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +81,9 @@ func checkPair(leaf *x509.Certificate, key crypto.Signer) error {
 	return nil
 }
 
-// readFile reads a file of at most maxFileBytes. Its errors name the path.
-func readFile(path string) ([]byte, error) {
+// ReadFile reads a PEM file (certificates, keys, CA bundles) of at most
+// 4 MiB. Its errors name the path.
+func ReadFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

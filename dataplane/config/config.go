@@ -341,10 +341,11 @@ type PoolTLS struct {
 	// CAFile is a PEM bundle of the authorities trusted for members. Empty
 	// uses the system's roots.
 	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
-	// CertFile and KeyFile are the client certificate (PEM chain) and key
-	// presented to members that ask for one; both or neither.
+	// CertFile is the client certificate (PEM chain, leaf first) presented
+	// to members that ask for one; it goes with KeyFile.
 	CertFile string `yaml:"cert_file,omitempty" json:"cert_file,omitempty"`
-	KeyFile  string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
+	// KeyFile is the PEM private key of CertFile's leaf.
+	KeyFile string `yaml:"key_file,omitempty" json:"key_file,omitempty"`
 }
 
 // Member is one backend address. In YAML it is a mapping or just the
@@ -358,7 +359,7 @@ type Member struct {
 
 // Hash configures hash balancing.
 type Hash struct {
-	// By is client_ip, header or cookie.
+	// By is client_ip, header, cookie, cookie_value or request_uri.
 	By HashBy `yaml:"by" json:"by"`
 	// Header names the header hashed with by: header.
 	Header string `yaml:"header,omitempty" json:"header,omitempty"`

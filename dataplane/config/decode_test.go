@@ -90,9 +90,12 @@ func TestDecodeFull(t *testing.T) {
 			[]config.MembersFrom{"", config.MembersAPI, config.MembersStatic}},
 		{"balance", []config.Balance{apiV2.Balance, shop.Pools["api-v3"].Balance, static.Balance},
 			[]config.Balance{config.BalanceRoundRobin, config.BalanceLeastConn, config.BalanceHash}},
-		{"pool tls", *shop.Pools["api-dark"].TLS, config.PoolTLS{ServerName: "dark.internal", CAFile: "/etc/ramjet/ca.pem"}},
+		{"pool tls", *shop.Pools["api-dark"].TLS, config.PoolTLS{ServerName: "dark.internal", CAFile: "/etc/ramjet/ca.pem",
+			CertFile: "/etc/ramjet/client.crt", KeyFile: "/etc/ramjet/client.key"}},
 		{"hash by client_ip", *shop.Pools["api-dark"].Hash, config.Hash{By: config.HashByClientIP}},
 		{"hash by header", *blog.Pools["blog"].Hash, config.Hash{By: config.HashByHeader, Header: "X-User-ID"}},
+		{"hash by request_uri", *blog.Pools["blog-pages"].Hash, config.Hash{By: config.HashByRequestURI}},
+		{"hash by cookie_value", *blog.Pools["blog-sessions"].Hash, config.Hash{By: config.HashByCookieValue, CookieName: "blog_session"}},
 		{"hash by cookie", *static.Hash.Cookie, config.AffinityCookie{
 			Name: "STATIC_AFFINITY", Path: "/", Domain: ".shop.example.com",
 			MaxAge: config.Duration(24 * time.Hour), Secure: true, SameSite: "Lax",

@@ -459,6 +459,9 @@ func (p *Pool) validate(l *errorList, path string) {
 				l.addErr(path+".tls.server_name", ValidateDomain(name))
 			}
 		}
+		if (p.TLS.CertFile == "") != (p.TLS.KeyFile == "") {
+			l.add(path+".tls", "cert_file and key_file go together: the client certificate and its key")
+		}
 	}
 	switch p.MembersFrom {
 	case "", MembersStatic, MembersAPI:
@@ -522,15 +525,23 @@ func (p *Pool) validateBalance(l *errorList, path string) {
 		return
 	}
 	switch h.By {
-	case HashByClientIP:
+	case HashByClientIP, HashByCookie, HashByRequestURI:
 	case HashByHeader:
 		l.addErr(path+".hash.header", ValidateHeaderName(h.Header))
-	case HashByCookie:
+	case HashByCookieValue:
+		if h.CookieName == "" {
+			l.add(path+".hash.cookie_name", "is required with by: cookie_value")
+		} else {
+			l.addErr(path+".hash.cookie_name", ValidateCookieName(h.CookieName))
+		}
 	default:
-		l.add(path+".hash.by", "must be client_ip, header or cookie")
+		l.add(path+".hash.by", "must be client_ip, header, cookie, cookie_value or request_uri")
 	}
 	if h.By != HashByHeader && h.Header != "" {
 		l.add(path+".hash.header", "only applies to by: header")
+	}
+	if h.By != HashByCookieValue && h.CookieName != "" {
+		l.add(path+".hash.cookie_name", "only applies to by: cookie_value (by: cookie names its cookie in cookie.name)")
 	}
 	if h.Cookie != nil {
 		if h.By != HashByCookie {

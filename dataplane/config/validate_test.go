@@ -53,8 +53,13 @@ func addRoute(c *config.Config, m config.Match) {
 
 // hashByCookie sets pool p to cookie hashing with the given cookie.
 func hashByCookie(c *config.Config, ck config.AffinityCookie) {
+	hashBy(c, config.Hash{By: config.HashByCookie, Cookie: &ck})
+}
+
+// hashBy sets pool p to hash balancing with h.
+func hashBy(c *config.Config, h config.Hash) {
 	pool(c).Balance = config.BalanceHash
-	pool(c).Hash = &config.Hash{By: config.HashByCookie, Cookie: &ck}
+	pool(c).Hash = &h
 }
 
 func intp(n int) *int { return &n }
@@ -433,6 +438,29 @@ func TestValidateRules(t *testing.T) {
 			pool(c).Scheme = config.SchemeHTTPS
 			pool(c).TLS = &config.PoolTLS{ServerName: "*.example.com"}
 		}, []wantErr{{P + ".tls.server_name", "*.example.com"}}},
+		{"pool tls client certificate", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeHTTPS
+			pool(c).TLS = &config.PoolTLS{CAFile: "ca.pem", CertFile: "client.crt", KeyFile: "client.key"}
+		}, nil},
+		{"pool tls client certificate on h2 without ca_file", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeH2
+			pool(c).TLS = &config.PoolTLS{CertFile: "client.crt", KeyFile: "client.key"}
+		}, nil},
+		{"pool tls cert_file without key_file", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeHTTPS
+			pool(c).TLS = &config.PoolTLS{CertFile: "client.crt"}
+		}, []wantErr{{P + ".tls", "cert_file and key_file go together"}}},
+		{"pool tls key_file without cert_file", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeH2
+			pool(c).TLS = &config.PoolTLS{CAFile: "ca.pem", KeyFile: "client.key"}
+		}, []wantErr{{P + ".tls", "cert_file and key_file go together"}}},
+		{"pool tls client certificate on http", func(c *config.Config) {
+			pool(c).TLS = &config.PoolTLS{CertFile: "client.crt", KeyFile: "client.key"}
+		}, []wantErr{{P + ".tls", "only applies to the schemes https and h2"}}},
+		{"pool tls client certificate on h2c", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeH2C
+			pool(c).TLS = &config.PoolTLS{CertFile: "client.crt", KeyFile: "client.key"}
+		}, []wantErr{{P + ".tls", "only applies to the schemes https and h2"}}},
 		{"pool members_from unknown", func(c *config.Config) { pool(c).MembersFrom = "dynamic" },
 			[]wantErr{{P + ".members_from", "must be static or api"}}},
 
@@ -477,11 +505,11 @@ func TestValidateRules(t *testing.T) {
 		{"hash by missing", func(c *config.Config) {
 			pool(c).Balance = config.BalanceHash
 			pool(c).Hash = &config.Hash{}
-		}, []wantErr{{P + ".hash.by", "must be client_ip, header or cookie"}}},
+		}, []wantErr{{P + ".hash.by", "must be client_ip, header, cookie, cookie_value or request_uri"}}},
 		{"hash by unknown", func(c *config.Config) {
 			pool(c).Balance = config.BalanceHash
 			pool(c).Hash = &config.Hash{By: "uri"}
-		}, []wantErr{{P + ".hash.by", "must be client_ip, header or cookie"}}},
+		}, []wantErr{{P + ".hash.by", "must be client_ip, header, cookie, cookie_value or request_uri"}}},
 		{"hash by header without header", func(c *config.Config) {
 			pool(c).Balance = config.BalanceHash
 			pool(c).Hash = &config.Hash{By: config.HashByHeader}
@@ -498,6 +526,48 @@ func TestValidateRules(t *testing.T) {
 			pool(c).Balance = config.BalanceHash
 			pool(c).Hash = &config.Hash{By: config.HashByHeader, Header: "X-User", Cookie: &config.AffinityCookie{}}
 		}, []wantErr{{P + ".hash.cookie", "only applies to by: cookie"}}},
+		{"hash by cookie_value", func(c *config.Config) { hashBy(c, config.Hash{By: config.HashByCookieValue, CookieName: "session_id"}) }, nil},
+		{"hash by cookie_value with every token character", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByCookieValue, CookieName: "a!#$%&'*+-.^_`|~9Z"})
+		}, nil},
+		{"hash by cookie_value without cookie_name", func(c *config.Config) { hashBy(c, config.Hash{By: config.HashByCookieValue}) },
+			[]wantErr{{P + ".hash.cookie_name", "is required with by: cookie_value"}}},
+		{"hash by cookie_value with a space in the name", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByCookieValue, CookieName: "my cookie"})
+		}, []wantErr{{P + ".hash.cookie_name", `"my cookie" is not a valid cookie name`}}},
+		{"hash by cookie_value with = in the name", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByCookieValue, CookieName: "a=b"})
+		}, []wantErr{{P + ".hash.cookie_name", `"a=b" is not a valid cookie name`}}},
+		{"hash by cookie_value with ; in the name", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByCookieValue, CookieName: "a;b"})
+		}, []wantErr{{P + ".hash.cookie_name", `"a;b" is not a valid cookie name`}}},
+		{"hash by cookie_value with a non-ASCII name", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByCookieValue, CookieName: "sessión"})
+		}, []wantErr{{P + ".hash.cookie_name", "is not a valid cookie name"}}},
+		{"hash by cookie_value with a header", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByCookieValue, CookieName: "sid", Header: "X-User"})
+		}, []wantErr{{P + ".hash.header", "only applies to by: header"}}},
+		{"hash by cookie_value with cookie settings", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByCookieValue, CookieName: "sid", Cookie: &config.AffinityCookie{Name: "sid"}})
+		}, []wantErr{{P + ".hash.cookie", "only applies to by: cookie"}}},
+		{"hash cookie_name with by cookie", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByCookie, CookieName: "sid"})
+		}, []wantErr{{P + ".hash.cookie_name", "only applies to by: cookie_value"}}},
+		{"hash cookie_name with by header", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByHeader, Header: "X-User", CookieName: "sid"})
+		}, []wantErr{{P + ".hash.cookie_name", "only applies to by: cookie_value"}}},
+		{"hash by request_uri", func(c *config.Config) { hashBy(c, config.Hash{By: config.HashByRequestURI}) }, nil},
+		{"hash by request_uri with a header", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByRequestURI, Header: "X-User"})
+		}, []wantErr{{P + ".hash.header", "only applies to by: header"}}},
+		{"hash by request_uri with a cookie_name", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByRequestURI, CookieName: "sid"})
+		}, []wantErr{{P + ".hash.cookie_name", "only applies to by: cookie_value"}}},
+		{"hash by request_uri with cookie settings", func(c *config.Config) {
+			hashBy(c, config.Hash{By: config.HashByRequestURI, Cookie: &config.AffinityCookie{}})
+		}, []wantErr{{P + ".hash.cookie", "only applies to by: cookie"}}},
+		{"hash by upper case", func(c *config.Config) { hashBy(c, config.Hash{By: "REQUEST_URI"}) },
+			[]wantErr{{P + ".hash.by", "must be client_ip, header, cookie, cookie_value or request_uri"}}},
 		{"hash by cookie with defaults", func(c *config.Config) { hashByCookie(c, config.AffinityCookie{}) }, nil},
 		{"hash by cookie without cookie settings", func(c *config.Config) {
 			pool(c).Balance = config.BalanceHash

@@ -214,10 +214,11 @@ func (c *compiler) buildSites() []router.Site[*route] {
 		info := &application{tenant: tname, name: aname, requests: c.d.metrics.RequestCounters(tname, aname)}
 		site := router.Site[*route]{Domains: app.Domains}
 		for i, r := range app.Routes {
-			host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: app.HTTPSRedirect && !underACME(r.Match.Path)}
+			redirect := app.HTTPSRedirect
 			if r.HTTPSRedirect != nil {
-				host.httpsRedirect = *r.HTTPSRedirect
+				redirect = *r.HTTPSRedirect
 			}
+			host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: redirect && !underACME(r.Match.Path)}
 			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
 			site.Routes = append(site.Routes, router.Route[*route]{
 				Match:    r.Match,

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ramjet-dev/ramjet/dataplane/balancer"
@@ -15,7 +16,8 @@ import (
 // hashKey returns the balancing key of a hash pool and, for cookie affinity
 // without a cookie yet, the Set-Cookie value that makes the next requests
 // of the client stick to the member this one goes to. Without a key (no
-// such header) the request goes to a random point of the ring.
+// such header or application cookie) the request goes to a random point of
+// the ring. It does not allocate, except to make a new affinity cookie.
 func hashKey(p *upstream.Pool, x *exchange.Request) (uint64, string) {
 	if p.Balance != config.BalanceHash {
 		return 0, ""
@@ -35,8 +37,36 @@ func hashKey(p *upstream.Pool, x *exchange.Request) (uint64, string) {
 		}
 		value := strconv.FormatUint(rand.Uint64(), 36)
 		return balancer.HashKey(value), affinityCookie(p.Hash.Cookie, value, x.Scheme == "https")
+	case config.HashByCookieValue:
+		// The application's cookie: hashed, never set.
+		if v, ok := exchange.CookieValue(x.HTTP.Header, p.Hash.CookieName); ok && v != "" {
+			return balancer.HashKey(v), ""
+		}
+	case config.HashByRequestURI:
+		if uri := requestURI(x.HTTP); uri != "" {
+			return balancer.HashKey(uri), ""
+		}
 	}
 	return rand.Uint64(), ""
+}
+
+// requestURI is the request target as the client sent it, before any
+// rewrite and without normalisation, as nginx's $request_uri: path and
+// query. An absolute-form target ("http://host/p?q") counts from its path,
+// so that it hashes as the same request in origin form.
+func requestURI(r *http.Request) string {
+	uri := r.RequestURI
+	if strings.HasPrefix(uri, "/") {
+		return uri
+	}
+	_, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return uri // "*" of OPTIONS
+	}
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		return rest[i:]
+	}
+	return "/"
 }
 
 // affinityCookie renders the session cookie, Secure on HTTPS or when asked,

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -220,5 +221,135 @@ func TestHashKeyCookieValuesDiffer(t *testing.T) {
 	}
 	if len(seen) < 50 {
 		t.Errorf("%d different values in 50 new cookies, want 50", len(seen))
+	}
+}
+
+// keysOf calls hashKey five times on requests made by newRequest and
+// returns the distinct keys, failing the test when one sets a cookie.
+func keysOf(t *testing.T, p *upstream.Pool, newRequest func() *exchange.Request) map[uint64]bool {
+	t.Helper()
+	keys := map[uint64]bool{}
+	for range 5 {
+		key, setCookie := hashKey(p, newRequest())
+		if setCookie != "" {
+			t.Fatalf("Set-Cookie = %q, want none", setCookie)
+		}
+		keys[key] = true
+	}
+	return keys
+}
+
+// checkKeys checks that keys is the one key HashKey(want), or with want ""
+// that they are random points (at least two different ones in five).
+func checkKeys(t *testing.T, keys map[uint64]bool, want string) {
+	t.Helper()
+	if want == "" {
+		if len(keys) < 2 {
+			t.Errorf("the same key for every request without a key, want a random point each time")
+		}
+		return
+	}
+	if wantKey := balancer.HashKey(want); len(keys) != 1 || !keys[wantKey] {
+		t.Errorf("keys %v, want only HashKey(%q) = %d", keys, want, wantKey)
+	}
+}
+
+func TestHashKeyCookieValue(t *testing.T) {
+	p := hashPool(t, config.Hash{By: config.HashByCookieValue, CookieName: "sid"})
+	tests := []struct {
+		name      string
+		sent      []string // Cookie header lines
+		wantKeyOf string   // "" for a random point
+	}{
+		{name: "present", sent: []string{"sid=abc"}, wantKeyOf: "abc"},
+		{name: "among others", sent: []string{"a=1; sid=abc; b=2"}, wantKeyOf: "abc"},
+		{name: "quoted", sent: []string{`sid="abc"`}, wantKeyOf: "abc"},
+		{name: "the first of two", sent: []string{"sid=abc; sid=def"}, wantKeyOf: "abc"},
+		{name: "in a second Cookie line", sent: []string{"a=1", "sid=abc"}, wantKeyOf: "abc"},
+		{name: "absent", sent: nil},
+		{name: "other cookies only", sent: []string{"a=1; sidx=abc"}},
+		{name: "name differs in case", sent: []string{"SID=abc"}},
+		{name: "empty value", sent: []string{"sid="}},
+		{name: "the affinity cookie does not count", sent: []string{"INGRESSCOOKIE=abc"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys := keysOf(t, p, func() *exchange.Request {
+				r := httptest.NewRequest("GET", "/", nil)
+				r.Header["Cookie"] = tt.sent
+				return exchangeFor(r)
+			})
+			checkKeys(t, keys, tt.wantKeyOf)
+		})
+	}
+}
+
+func TestHashKeyRequestURI(t *testing.T) {
+	p := hashPool(t, config.Hash{By: config.HashByRequestURI})
+	tests := []struct {
+		name      string
+		method    string
+		target    string // "" for a request made by a client (no RequestURI)
+		rewrite   string // ForwardPath set by a rewrite
+		wantKeyOf string // "" for a random point
+	}{
+		{name: "path and query", target: "/a/b?x=1&y=2", wantKeyOf: "/a/b?x=1&y=2"},
+		{name: "as sent, not normalised", target: "/a//b/./c/%2E%2E/d%2Fe?x", wantKeyOf: "/a//b/./c/%2E%2E/d%2Fe?x"},
+		{name: "before a rewrite", target: "/api/v1/users?page=2", rewrite: "/users", wantKeyOf: "/api/v1/users?page=2"},
+		{name: "empty query kept", target: "/a?", wantKeyOf: "/a?"},
+		{name: "absolute form", target: "http://app.test/a?x=1", wantKeyOf: "/a?x=1"},
+		{name: "absolute form with user and port", target: "http://u@app.test:8080/a", wantKeyOf: "/a"},
+		{name: "absolute form without a path", target: "http://app.test", wantKeyOf: "/"},
+		{name: "asterisk form", method: "OPTIONS", target: "*", wantKeyOf: "*"},
+		{name: "no request target", target: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys := keysOf(t, p, func() *exchange.Request {
+				method := cmp.Or(tt.method, "GET")
+				var r *http.Request
+				if tt.target == "" {
+					r, _ = http.NewRequest(method, "http://app.test/client", nil)
+				} else {
+					r = httptest.NewRequest(method, tt.target, nil)
+				}
+				x := exchangeFor(r)
+				x.ForwardPath = tt.rewrite
+				return x
+			})
+			checkKeys(t, keys, tt.wantKeyOf)
+		})
+	}
+}
+
+// TestHashKeyAllocations checks that finding the key of a request, present
+// or not, allocates nothing; only a new affinity cookie does.
+func TestHashKeyAllocations(t *testing.T) {
+	tests := []struct {
+		name   string
+		hash   config.Hash
+		cookie string
+	}{
+		{name: "client_ip", hash: config.Hash{By: config.HashByClientIP}},
+		{name: "header", hash: config.Hash{By: config.HashByHeader, Header: "X-User"}},
+		{name: "header absent", hash: config.Hash{By: config.HashByHeader, Header: "X-Other"}},
+		{name: "cookie", hash: config.Hash{By: config.HashByCookie, Cookie: &config.AffinityCookie{Name: "sid"}}, cookie: "a=1; sid=abc"},
+		{name: "cookie_value", hash: config.Hash{By: config.HashByCookieValue, CookieName: "sid"}, cookie: "a=1; sid=abc"},
+		{name: "cookie_value absent", hash: config.Hash{By: config.HashByCookieValue, CookieName: "sid"}, cookie: "a=1"},
+		{name: "request_uri", hash: config.Hash{By: config.HashByRequestURI}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := hashPool(t, tt.hash)
+			r := httptest.NewRequest("GET", "http://app.test/a/b?c=d", nil)
+			r.Header.Set("X-User", "alice")
+			if tt.cookie != "" {
+				r.Header.Set("Cookie", tt.cookie)
+			}
+			x := exchangeFor(r)
+			if n := testing.AllocsPerRun(1000, func() { hashKey(p, x) }); n != 0 {
+				t.Errorf("hashKey allocates %v times per request, want 0", n)
+			}
+		})
 	}
 }

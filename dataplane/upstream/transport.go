@@ -42,14 +42,21 @@ func IsDialError(err error) bool {
 // equal settings share one transport, and a reload that keeps them keeps the
 // transport and its idle connections.
 type transportSettings struct {
-	scheme          config.Scheme
-	serverName      string
-	caDigest        string // sha256 of the CA file's content, "" for system roots
-	connectTimeout  time.Duration
-	responseTimeout time.Duration
+	scheme           config.Scheme
+	serverName       string
+	caDigest         string // sha256 of the CA file's content, "" for system roots
+	clientCertDigest string // sha256 of the client certificate's chain, "" for none
+	connectTimeout   time.Duration
+	responseTimeout  time.Duration
 }
 
-func newTransport(s transportSettings, roots *x509.CertPool) *http.Transport {
+// tlsFiles is what a transport's settings name in files, loaded.
+type tlsFiles struct {
+	roots      *x509.CertPool   // the authorities of members; nil: the system's
+	clientCert *tls.Certificate // presented to members that ask; nil: none
+}
+
+func newTransport(s transportSettings, files tlsFiles) *http.Transport {
 	dialer := newMemberDialer(s.connectTimeout)
 	t := &http.Transport{
 		Proxy: nil, // never an environment proxy
@@ -70,7 +77,7 @@ func newTransport(s transportSettings, roots *x509.CertPool) *http.Transport {
 		Protocols:          protocols(s.scheme),
 	}
 	if s.scheme.UsesTLS() {
-		t.DialTLSContext = tlsDialer(dialer, s, roots)
+		t.DialTLSContext = tlsDialer(dialer, s, files)
 		t.ForceAttemptHTTP2 = s.scheme == config.SchemeH2
 	}
 	if s.scheme.IsHTTP2() {
@@ -94,11 +101,17 @@ func protocols(s config.Scheme) *http.Protocols {
 
 // tlsDialer connects and completes a verified TLS handshake, so that a
 // member with a certificate we do not trust is a DialError like a refused
-// connection.
-func tlsDialer(dialer *memberDialer, s transportSettings, roots *x509.CertPool) func(context.Context, string, string) (net.Conn, error) {
+// connection. A client certificate is presented to a member that asks for
+// one, whatever authorities it names (as nginx's proxy_ssl_certificate):
+// the member is the judge of it.
+func tlsDialer(dialer *memberDialer, s transportSettings, files tlsFiles) func(context.Context, string, string) (net.Conn, error) {
 	alpn := []string{"http/1.1"}
 	if s.scheme == config.SchemeH2 {
 		alpn = []string{"h2"}
+	}
+	var clientCert func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
+	if files.clientCert != nil {
+		clientCert = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return files.clientCert, nil }
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		raw, err := dialer.dial(ctx, network, addr)
@@ -109,7 +122,13 @@ func tlsDialer(dialer *memberDialer, s transportSettings, roots *x509.CertPool) 
 		if name == "" {
 			name, _, _ = net.SplitHostPort(addr)
 		}
-		conn := tls.Client(raw, &tls.Config{ServerName: name, RootCAs: roots, NextProtos: alpn, MinVersion: tls.VersionTLS12})
+		conn := tls.Client(raw, &tls.Config{
+			ServerName:           name,
+			RootCAs:              files.roots,
+			GetClientCertificate: clientCert,
+			NextProtos:           alpn,
+			MinVersion:           tls.VersionTLS12,
+		})
 		hctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
 		defer cancel()
 		if err := conn.HandshakeContext(hctx); err != nil {

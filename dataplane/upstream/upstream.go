@@ -13,12 +13,14 @@ package upstream
 
 import (
 	"crypto/sha256"
-	"crypto/x509"
+	"crypto/tls"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
-	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,7 +61,7 @@ type Pool struct {
 
 	members  *atomic.Pointer[balancer.Set]
 	settings transportSettings
-	roots    *x509.CertPool
+	files    tlsFiles
 }
 
 // Members returns the current member set.
@@ -96,15 +98,11 @@ func NewState() *State {
 func (s *State) Build(name string, cfg *config.Pool) (*Pool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	settings, caPEM, err := settingsOf(cfg)
+	settings, files, err := settingsOf(cfg)
 	if err != nil {
 		return nil, err
 	}
-	roots, err := rootsFor(caPEM)
-	if err != nil {
-		return nil, fmt.Errorf("tls.ca_file: %w", err)
-	}
-	transport := s.transport(settings, roots)
+	transport := s.transport(settings, files)
 	p := &Pool{
 		Name:      name,
 		Scheme:    schemeOf(cfg),
@@ -114,7 +112,7 @@ func (s *State) Build(name string, cfg *config.Pool) (*Pool, error) {
 		Transport: transport,
 		Stats:     s.poolStatsFor(name),
 		settings:  settings,
-		roots:     roots,
+		files:     files,
 	}
 	p.Algorithm, p.Hash = s.algorithm(name, cfg)
 	if old := s.committed[name]; old != nil && old.Source == config.MembersAPI && p.Source == config.MembersAPI {
@@ -151,37 +149,75 @@ func (s *State) algorithm(name string, cfg *config.Pool) (balancer.Algorithm, co
 	return balancer.RoundRobin{Cursor: s.cursorFor(name)}, config.Hash{}
 }
 
-// settingsOf returns the transport settings of a pool and the content of
-// its CA file.
-func settingsOf(cfg *config.Pool) (transportSettings, []byte, error) {
+// settingsOf returns the transport settings of a pool and what they name
+// in its files, read now: a reload whose files changed content gets other
+// settings, hence a new transport.
+func settingsOf(cfg *config.Pool) (transportSettings, tlsFiles, error) {
 	settings := transportSettings{
 		scheme:          schemeOf(cfg),
 		connectTimeout:  cfg.ConnectTimeout.Or(config.DefaultConnectTimeout),
 		responseTimeout: cfg.ResponseTimeout.Or(config.DefaultResponseTimeout),
 	}
+	var files tlsFiles
 	if cfg.TLS == nil {
-		return settings, nil, nil
+		return settings, files, nil
 	}
 	settings.serverName = cfg.TLS.ServerName
-	if cfg.TLS.CAFile == "" {
-		return settings, nil, nil
+	if cfg.TLS.CAFile != "" {
+		data, err := certs.ReadFile(cfg.TLS.CAFile)
+		if err != nil {
+			return settings, files, fmt.Errorf("tls.ca_file: %w", err)
+		}
+		if files.roots, err = certs.LoadCAPool(data); err != nil {
+			return settings, files, fmt.Errorf("tls.ca_file: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		settings.caDigest = hex.EncodeToString(sum[:])
 	}
-	data, err := os.ReadFile(cfg.TLS.CAFile)
-	if err != nil {
-		return settings, nil, fmt.Errorf("tls.ca_file: %w", err)
+	if cfg.TLS.CertFile != "" || cfg.TLS.KeyFile != "" {
+		cert, err := certs.LoadFiles(cfg.TLS.CertFile, cfg.TLS.KeyFile)
+		if err != nil {
+			return settings, files, fmt.Errorf("%s: %w", clientCertField(err, cfg.TLS.CertFile, cfg.TLS.KeyFile), err)
+		}
+		files.clientCert = cert
+		settings.clientCertDigest = chainDigest(cert)
 	}
-	sum := sha256.Sum256(data)
-	settings.caDigest = hex.EncodeToString(sum[:])
-	return settings, data, nil
+	return settings, files, nil
+}
+
+// clientCertField names the field an error of certs.LoadFiles concerns: its
+// errors start with the path of the file at fault.
+func clientCertField(err error, certFile, keyFile string) string {
+	var pathErr *fs.PathError
+	switch {
+	case certFile == keyFile:
+		return "tls.cert_file and tls.key_file"
+	case errors.As(err, &pathErr) && pathErr.Path == keyFile, strings.HasPrefix(err.Error(), keyFile+": "):
+		return "tls.key_file"
+	}
+	return "tls.cert_file"
+}
+
+// chainDigest is the sha256 of a certificate chain, each certificate's DER
+// preceded by its length. certs.LoadFiles checked that the key is the one
+// of the leaf's public key, so the chain identifies the key too, and no
+// digest of key material is kept.
+func chainDigest(cert *tls.Certificate) string {
+	h := sha256.New()
+	for _, der := range cert.Certificate {
+		h.Write(binary.BigEndian.AppendUint32(nil, uint32(len(der))))
+		h.Write(der)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // transport returns the transport of settings, shared with every pool and
-// route that has the same; roots are the CA roots its settings name.
-func (s *State) transport(settings transportSettings, roots *x509.CertPool) *http.Transport {
+// route that has the same; files hold what its settings name.
+func (s *State) transport(settings transportSettings, files tlsFiles) *http.Transport {
 	if t := s.transports[settings]; t != nil {
 		return t
 	}
-	t := newTransport(settings, roots)
+	t := newTransport(settings, files)
 	s.transports[settings] = t
 	return t
 }
@@ -202,14 +238,7 @@ func (s *State) Variant(p *Pool, connect, response time.Duration) *http.Transpor
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.transport(settings, p.roots)
-}
-
-func rootsFor(caPEM []byte) (*x509.CertPool, error) {
-	if caPEM == nil {
-		return nil, nil // the system's roots
-	}
-	return certs.LoadCAPool(caPEM)
+	return s.transport(settings, p.files)
 }
 
 // Commit records pools as the generation now serving and releases what it

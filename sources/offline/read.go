@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -164,12 +165,31 @@ func (r *reader) object(where string, data []byte) {
 		r.warn(where, "Ingress %s/%s is %s, which Kubernetes no longer serves; it is read as networking.k8s.io/v1", ing.Namespace, ing.Name, gvk.GroupVersion())
 		obj = ing
 	}
+	if sec, ok := obj.(*corev1.Secret); ok {
+		mergeStringData(sec)
+	}
 	if m, ok := obj.(interface{ GetNamespace() string }); ok && m.GetNamespace() == "" {
 		if s, ok := obj.(interface{ SetNamespace(string) }); ok && needsNamespace(obj) {
 			s.SetNamespace("default")
 		}
 	}
 	r.snap.Add(obj)
+}
+
+// mergeStringData does what the API server does with a Secret's
+// stringData, which manifests in repositories often use: its keys go into
+// data, over data's own.
+func mergeStringData(sec *corev1.Secret) {
+	if len(sec.StringData) == 0 {
+		return
+	}
+	if sec.Data == nil {
+		sec.Data = map[string][]byte{}
+	}
+	for k, v := range sec.StringData {
+		sec.Data[k] = []byte(v)
+	}
+	sec.StringData = nil
 }
 
 // needsNamespace reports whether an object is namespaced (manifests in a

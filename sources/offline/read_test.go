@@ -25,6 +25,11 @@ items:
     type: kubernetes.io/tls
     data: {tls.crt: Y3J0, tls.key: a2V5}
   - apiVersion: v1
+    kind: Secret
+    metadata: {name: users, namespace: shop}
+    data: {auth: b2xk, other: a2VwdA==}
+    stringData: {auth: "alice:$2y$hash"}
+  - apiVersion: v1
     kind: ConfigMap
     metadata: {name: unrelated, namespace: shop}
 `
@@ -95,6 +100,9 @@ func TestReadFolder(t *testing.T) {
 	}
 	if data, ok := snap.Secret("shop", "web-tls"); !ok || string(data["tls.key"]) != "key" {
 		t.Error("the List's Secret is missing or not decoded")
+	}
+	if data, _ := snap.Secret("shop", "users"); string(data["auth"]) != "alice:$2y$hash" || string(data["other"]) != "kept" {
+		t.Errorf("stringData is not merged into data as the API server does: %q", data)
 	}
 	if len(snap.EndpointSlices[snapshot.Key{Namespace: "shop", Name: "web"}]) != 1 {
 		t.Error("the EndpointSlice is missing")

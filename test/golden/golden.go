@@ -26,7 +26,11 @@ import (
 	"github.com/ramjet-dev/ramjet/sources/offline"
 )
 
-var update = flag.Bool("update", false, "rewrite the expected sections of testdata/*.txtar")
+var update = flag.Bool("update", false, "rewrite the expected output of golden tests (testdata/*.txtar, generated docs)")
+
+// Update reports whether the test run was asked to rewrite expected output
+// (-update): the one flag every golden test of the project uses.
+func Update() bool { return *update }
 
 // Run translates each testdata/<case>.txtar of the calling package's folder
 // and compares the result with the case's expected sections:
@@ -35,8 +39,9 @@ var update = flag.Bool("update", false, "rewrite the expected sections of testda
 //	-- input.yaml --  the objects (IngressClasses, Ingresses, Services,
 //	                  EndpointSlices, Secrets)
 //	-- ramjet.yaml -- the rendered tenant (expected)
-//	-- findings --    one line per finding: Kind ns/name Reason: message
-//	                  (expected), then the state of every object
+//	-- findings --    the input's warnings, one line per finding: Kind
+//	                  ns/name Reason: message (expected), then the state
+//	                  of every object
 //
 // Run with -update to regenerate the expected sections and review the diff.
 func Run(t *testing.T) {
@@ -72,9 +77,6 @@ func translateCase(t *testing.T, a *archive) map[string]string {
 	if err != nil {
 		t.Fatalf("reading input.yaml: %v", err)
 	}
-	for _, w := range warnings {
-		t.Logf("input: %s", w)
-	}
 	opts := caseOptions(t, a.get("flags"))
 	base := &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}, "https": {Address: ":443", TLS: &config.ListenerTLS{}}}}
 	out := sources.Translate(snap, base, opts)
@@ -87,11 +89,17 @@ func translateCase(t *testing.T, a *archive) map[string]string {
 	if err := enc.Encode(out.Config.Tenants[core.TenantName]); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]string{"ramjet.yaml": tenant.String(), "findings": findingLines(out)}
+	return map[string]string{"ramjet.yaml": tenant.String(), "findings": findingLines(out, warnings)}
 }
 
-func findingLines(out *sources.Output) string {
+// findingLines renders the findings section: the input's warnings (an
+// object that does not decode is left out, and a case must show it), every
+// finding, the state of every object, then the problems of the flags.
+func findingLines(out *sources.Output, warnings []string) string {
 	var b strings.Builder
+	for _, w := range warnings {
+		fmt.Fprintf(&b, "input: %s\n", w)
+	}
 	for _, f := range out.Findings {
 		fmt.Fprintf(&b, "%s %s/%s %s: %s\n", f.Object.Kind, f.Object.Namespace, f.Object.Name, f.Reason, f.Message)
 	}

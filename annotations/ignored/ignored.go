@@ -1,0 +1,126 @@
+// Package ignored is the family of ingress-nginx annotations Ramjet has no
+// counterpart for and that are not access controls: rate limits, custom
+// error pages, mirroring, tracing, TLS passthrough and tuning, server
+// aliases and the like. Each key says what happens instead, so an object
+// carrying one gets an UnknownAnnotation finding that explains the
+// difference (most importantly: requests are not rate limited) rather than
+// "not an annotation Ramjet knows". The object is served as if the key were
+// absent. Access controls Ramjet does not provide are not here: they make
+// the object not served (annotations/unsupported).
+package ignored
+
+import (
+	"strings"
+
+	"github.com/ramjet-dev/ramjet/core"
+	"github.com/ramjet-dev/ramjet/registry"
+)
+
+const (
+	noRateLimit = "rate limiting is not provided: requests are not limited, whatever their rate"
+	noTracing   = "no tracing spans are produced; trace context headers reach the member unchanged"
+	noFastCGI   = "FastCGI backends are not provided"
+)
+
+func init() {
+	registry.Register(&registry.Family{
+		Name: "ignored",
+		Doc:  "ingress-nginx annotations Ramjet has no counterpart for; each is reported (UnknownAnnotation) with what happens instead.",
+		Keys: []registry.Key{
+			// Rate limiting.
+			ignored("limit-rps", registry.RiskLow, registry.ScopeIngress, "",
+				"requests per second allowed per client address, 503 above", noRateLimit),
+			ignored("limit-rpm", registry.RiskLow, registry.ScopeIngress, "",
+				"requests per minute allowed per client address, 503 above", noRateLimit),
+			ignored("limit-connections", registry.RiskLow, registry.ScopeIngress, "",
+				"concurrent connections allowed per client address", "connection limits are not provided: a client's concurrent connections are not limited"),
+			ignored("limit-burst-multiplier", registry.RiskLow, registry.ScopeIngress, "5",
+				"the burst allowed above limit-rps and limit-rpm", "rate limiting is not provided, so there is no burst to size: requests are not limited"),
+			ignored("limit-rate", registry.RiskLow, registry.ScopeIngress, "",
+				"bandwidth of each response, in KB/s", "responses are sent at full speed: their bandwidth is not limited"),
+			ignored("limit-rate-after", registry.RiskLow, registry.ScopeIngress, "",
+				"bytes of a response sent at full speed before limit-rate applies", "response bandwidth is not limited (limit-rate is not provided)"),
+			ignored("limit-allowlist", registry.RiskLow, registry.ScopeIngress, "",
+				"client CIDRs exempt from the rate limits", "rate limiting is not provided, so there is no limit to exempt clients from (this was never an access list: see allowlist-source-range)"),
+			ignored("limit-whitelist", registry.RiskLow, registry.ScopeIngress, "",
+				"the older name of limit-allowlist", "rate limiting is not provided, so there is no limit to exempt clients from (this was never an access list: see allowlist-source-range)"),
+			wildcard("global-rate-limit", registry.RiskLow, registry.ScopeIngress,
+				"every global-rate-limit* key: rate limits shared between replicas through memcached", "global rate limiting is not provided: requests are not limited, whatever their rate"),
+			// Error pages and the default backend.
+			ignored("custom-http-errors", registry.RiskLow, registry.ScopeIngress, "",
+				"status codes of member answers replaced by the default backend's error pages", "members' error answers reach the client unchanged; they are not replaced by the default backend's pages"),
+			ignored("default-backend", registry.RiskLow, registry.ScopeIngress, "",
+				"a Service of the object's namespace that answers when a path's Service has no endpoints, and serves custom-http-errors",
+				"a Service without ready endpoints answers 503 (NoEndpoints); requests are not sent to this Service instead"),
+			ignored("disable-proxy-intercept-errors", registry.RiskLow, registry.ScopeIngress, "false",
+				"stops custom-http-errors from intercepting member errors", "member errors are never intercepted (custom-http-errors is not provided), so there is nothing to turn off"),
+			// TLS.
+			ignored("ssl-passthrough", registry.RiskLow, registry.ScopeHost, "false",
+				"the client's TLS connection handed to the Service undecrypted, with --enable-ssl-passthrough",
+				"TLS passthrough is not provided: ramjetd terminates TLS with the host's certificate (the default certificate when the object names none) and sends plain HTTP to the Service (HTTPS only with backend-protocol: HTTPS), so a member that expects the client's TLS connection fails and never sees client certificates"),
+			ignored("ssl-ciphers", registry.RiskLow, registry.ScopeHost, "",
+				"the TLS cipher suites of the object's hosts", "TLS versions and cipher suites are ramjetd's own (TLS 1.2 and later, Go's default suites) and cannot be changed per host"),
+			ignored("ssl-prefer-server-ciphers", registry.RiskLow, registry.ScopeHost, "",
+				"whether the server's cipher order wins", "cipher suite selection is ramjetd's own (Go's) and cannot be changed per host"),
+			// Host names.
+			ignored("server-alias", registry.RiskHigh, registry.ScopeHost, "",
+				"more host names served like the object's hosts", "requests for the alias names are not routed to this object; list them as rule hosts instead"),
+			ignored("from-to-www-redirect", registry.RiskLow, registry.ScopeHost, "false",
+				"redirects www.<host> to <host>, or the reverse", "there is no redirect between <host> and www.<host>: requests for the name the object has no rule for are not routed to it"),
+			// Headers and proxying.
+			ignored("x-forwarded-prefix", registry.RiskMedium, registry.ScopeIngress, "",
+				"the X-Forwarded-Prefix header sent with rewritten requests", "no X-Forwarded-Prefix header is set (one the client sends reaches the member unchanged)"),
+			ignored("connection-proxy-header", registry.RiskLow, registry.ScopeIngress, "",
+				"the Connection header sent to members", "ramjetd sets the Connection header to members itself (keep-alive connections; upgrades such as WebSocket are passed through)"),
+			ignored("custom-headers", registry.RiskMedium, registry.ScopeIngress, "",
+				"response headers from a ConfigMap", "the ConfigMap's headers are not added to responses"),
+			ignored("client-body-buffer-size", registry.RiskLow, registry.ScopeIngress, "",
+				"the memory buffer nginx keeps for request bodies", "ramjetd streams request bodies to the member (keeping at most 64 KiB for retries), so there is no buffer to size"),
+			ignored("http2-push-preload", registry.RiskLow, registry.ScopeIngress, "false",
+				"HTTP/2 server push of the resources named by Link preload headers", "HTTP/2 server push is not provided; Link headers reach the client unchanged"),
+			ignored("fastcgi-index", registry.RiskMedium, registry.ScopeIngress, "",
+				"the FastCGI index of backend-protocol: FCGI", noFastCGI),
+			ignored("fastcgi-params-configmap", registry.RiskMedium, registry.ScopeIngress, "",
+				"the FastCGI parameters of backend-protocol: FCGI, from a ConfigMap", noFastCGI),
+			// Logs, mirroring, tracing, metrics.
+			ignored("enable-access-log", registry.RiskLow, registry.ScopeIngress, "true",
+				"false turns nginx's access log off for the object's paths", "access logging is ramjetd's server-wide access_log setting; it is not turned on or off per object"),
+			ignored("enable-rewrite-log", registry.RiskLow, registry.ScopeIngress, "false",
+				"logs nginx's rewrite decisions", "rewrites are not logged"),
+			wildcard("mirror-", registry.RiskHigh, registry.ScopeIngress,
+				"every mirror-* key: copies of requests sent to another URL", "requests are not mirrored: only the route's member receives them"),
+			ignored("enable-opentelemetry", registry.RiskLow, registry.ScopeIngress, "",
+				"OpenTelemetry spans for the object's requests", noTracing),
+			wildcard("opentelemetry-", registry.RiskMedium, registry.ScopeIngress,
+				"every opentelemetry-* key: OpenTelemetry settings", noTracing),
+			ignored("enable-opentracing", registry.RiskLow, registry.ScopeIngress, "",
+				"OpenTracing spans for the object's requests", noTracing),
+			wildcard("opentracing-", registry.RiskLow, registry.ScopeIngress,
+				"every opentracing-* key: OpenTracing settings", noTracing),
+			ignored("enable-influxdb", registry.RiskLow, registry.ScopeIngress, "",
+				"request metrics sent to InfluxDB", "no metrics are sent to InfluxDB; ramjetd's Prometheus metrics count requests per application"),
+			wildcard("influxdb-", registry.RiskLow, registry.ScopeIngress,
+				"every influxdb-* key: InfluxDB settings", "no metrics are sent to InfluxDB; ramjetd's Prometheus metrics count requests per application"),
+			// Authentication that is not an access control of the object.
+			ignored("enable-global-auth", registry.RiskLow, registry.ScopeIngress, "true",
+				"turns off the global external authentication of the ConfigMap's global-auth-url for the object", "there is no global external authentication to turn off"),
+		},
+		// Parse is never called: every key is Ignored.
+		Parse: func(*registry.Context, map[string]string) core.Fragment { return nil },
+	})
+}
+
+// ignored is a key with no counterpart: doc says what it does in
+// ingress-nginx (a phrase, made a sentence here), instead what happens in
+// Ramjet.
+func ignored(name string, risk registry.Risk, scope registry.Scope, def, doc, instead string) registry.Key {
+	return registry.Key{Name: name, Validate: registry.Any, Risk: risk, Scope: scope, Default: def,
+		Doc: strings.ToUpper(doc[:1]) + doc[1:] + ".", Ignored: instead}
+}
+
+// wildcard is ignored for every key that starts with prefix.
+func wildcard(prefix string, risk registry.Risk, scope registry.Scope, doc, instead string) registry.Key {
+	k := ignored(prefix, risk, scope, "", doc, instead)
+	k.Wildcard = true
+	return k
+}

@@ -1,0 +1,102 @@
+package ignored_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/core"
+	"github.com/ramjet-dev/ramjet/registry"
+)
+
+const p = registry.Prefix
+
+var origin = core.Origin{Kind: "Ingress", Namespace: "shop", Name: "web", Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+
+// TestEveryKey: each key of the family, with any value (a bad one, a
+// multi-line one), gets one UnknownAnnotation finding with its explanation,
+// and the object is served unchanged.
+func TestEveryKey(t *testing.T) {
+	f := registry.Owner("limit-rps")
+	if f == nil || f.Name != "ignored" {
+		t.Fatalf("limit-rps is owned by %v", f)
+	}
+	for _, k := range f.Keys {
+		name := k.Name
+		if k.Wildcard {
+			name += "x"
+		}
+		for _, value := range []string{"10", "not a number", "a\nb", ""} {
+			out := registry.Apply(registry.All(), origin, map[string]string{p + name: value}, nil)
+			want := p + name + " has no counterpart in Ramjet: " + k.Ignored + "; it is ignored"
+			if out.Refused || !reflect.DeepEqual(out.Settings, core.Settings{}) || len(out.Findings) != 1 ||
+				out.Findings[0].Reason != core.UnknownAnnotation || out.Findings[0].Message != want {
+				t.Errorf("%s: %q: refused %t, settings %+v, findings %v; want one UnknownAnnotation %q", name, value, out.Refused, out.Settings, out.Findings, want)
+			}
+		}
+		if k.Ignored == "" || k.Validate == nil || k.Doc == "" || k.Differs != "" {
+			t.Errorf("%s: want Ignored, Validate and Doc, and no Differs", k.Name)
+		}
+	}
+}
+
+func TestApply(t *testing.T) {
+	tests := []struct {
+		name        string
+		spec        string
+		annotations map[string]string
+		findings    []string // substrings of the findings, in order
+	}{
+		{"rate limits are not applied, and say so", "all", map[string]string{p + "limit-rps": "5", p + "limit-burst-multiplier": "3"},
+			[]string{p + "limit-burst-multiplier has no counterpart in Ramjet: rate limiting is not provided, so there is no burst to size: requests are not limited",
+				p + "limit-rps has no counterpart in Ramjet: rate limiting is not provided: requests are not limited, whatever their rate; it is ignored"}},
+		{"the old allowlist name of the rate limit is no access list", "all", map[string]string{p + "limit-whitelist": "10.0.0.0/8"},
+			[]string{"this was never an access list: see allowlist-source-range"}},
+		{"global rate limit, every key", "all",
+			map[string]string{p + "global-rate-limit": "100", p + "global-rate-limit-window": "1m", p + "global-rate-limit-key": "$remote_addr"},
+			[]string{p + "global-rate-limit has no counterpart", p + "global-rate-limit-key has no counterpart", p + "global-rate-limit-window has no counterpart"}},
+		{"mirror, every key", "all", map[string]string{p + "mirror-target": "https://test.example.com$request_uri", p + "mirror-request-body": "off"},
+			[]string{p + "mirror-request-body has no counterpart in Ramjet: requests are not mirrored", p + "mirror-target has no counterpart in Ramjet: requests are not mirrored"}},
+		{"tracing", "all", map[string]string{p + "enable-opentelemetry": "true", p + "opentelemetry-operation-name": "HTTP $request_method"},
+			[]string{p + "enable-opentelemetry has no counterpart in Ramjet: no tracing spans are produced", p + "opentelemetry-operation-name has no counterpart"}},
+		{"ssl-passthrough", "all", map[string]string{p + "ssl-passthrough": "true"},
+			[]string{p + "ssl-passthrough has no counterpart in Ramjet: TLS passthrough is not provided: ramjetd terminates TLS"}},
+		{"custom errors and default backend", "all", map[string]string{p + "custom-http-errors": "404,503", p + "default-backend": "errors"},
+			[]string{"custom-http-errors has no counterpart in Ramjet: members' error answers reach the client unchanged",
+				"default-backend has no counterpart in Ramjet: a Service without ready endpoints answers 503 (NoEndpoints)"}},
+		{"keys of other families are theirs", "all", map[string]string{p + "proxy-body-size": "8m", p + "enable-cors": "true", p + "limit-rps": "1"},
+			[]string{p + "limit-rps has no counterpart"}},
+		{"unknown keys stay unknown", "all", map[string]string{p + "limit-requests": "1"},
+			[]string{`"` + p + `limit-requests" is not an annotation Ramjet knows; it is ignored`}},
+		{"disabled family", "all,-ignored", map[string]string{p + "limit-rps": "5"},
+			[]string{p + "limit-rps belongs to the family ignored, which is disabled (--annotations); it is ignored"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sel, err := registry.Select(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := registry.Apply(sel, origin, tc.annotations, nil)
+			if out.Refused {
+				t.Error("refused")
+			}
+			var mine []core.Finding
+			for _, f := range out.Findings {
+				if f.Reason == core.UnknownAnnotation {
+					mine = append(mine, f)
+				}
+			}
+			if len(mine) != len(tc.findings) {
+				t.Errorf("%d UnknownAnnotation findings, want %d: %v", len(mine), len(tc.findings), out.Findings)
+			}
+			for i, f := range mine {
+				if i < len(tc.findings) && !strings.Contains(f.Message, tc.findings[i]) {
+					t.Errorf("finding %d:\n%s\nwant it to contain\n%s", i, f.Message, tc.findings[i])
+				}
+			}
+		})
+	}
+}
