@@ -127,7 +127,7 @@ func (r *rendering) route(h *Host, route *Route) *config.Route {
 		out.Action = config.Action{Redirect: c.Settings.Redirect}
 	default:
 		out.Action = r.poolAction(c, route.Backend, c.Settings.Pool)
-		out.Policies = r.policies(c, route.Match.Path.Regex)
+		out.Policies = r.policies(c, route)
 	}
 	return out
 }
@@ -159,21 +159,37 @@ func notServed() config.Action {
 // rewrite applies to every path of the object, so its $1..$9 may name
 // submatches a path does not have (an exact path has none): those are
 // empty, as in nginx, whose rewrite of such a path has no such submatch.
-func (r *rendering) policies(c *Contribution, regex string) *config.Policies {
+//
+// A path that is its own rewrite target is not rewritten (ingress-nginx's
+// rewrite-target: / on path: / is a no-op, not "everything to /").
+func (r *rendering) policies(c *Contribution, route *Route) *config.Policies {
 	p := c.Settings.Policies
 	if a := c.Settings.BasicAuth; a != nil {
 		p.BasicAuth = &config.BasicAuth{File: r.file(a.Htpasswd, ".htpasswd"), Realm: a.Realm}
 	}
-	if p.Rewrite != nil && p.Rewrite.UsesCaptures() {
+	if p.Rewrite != nil {
 		rw := *p.Rewrite
-		rw.Path = emptyMissingGroups(rw.Path, regex)
+		switch {
+		case !NeedsRewrite(rw.Path, route.written):
+			rw.Path = ""
+		case rw.UsesCaptures():
+			rw.Path = emptyMissingGroups(rw.Path, route.Match.Path.Regex)
+		}
 		p.Rewrite = &rw
+		if rw == (config.Rewrite{}) {
+			p.Rewrite = nil
+		}
 	}
 	if isZeroPolicies(&p) {
 		return nil
 	}
 	return &p
 }
+
+// NeedsRewrite reports whether a path with a rewrite target is rewritten:
+// a target equal to the path as written changes nothing, and does not make
+// the path a regex, as in ingress-nginx.
+func NeedsRewrite(target, path string) bool { return target != "" && target != path }
 
 // emptyMissingGroups removes the $N of a rewrite target that the route's
 // regex ("" for none) does not have.

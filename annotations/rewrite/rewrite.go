@@ -21,7 +21,7 @@ func init() {
 		Doc:  "Path rewriting, regex paths and the application root.",
 		Keys: []registry.Key{
 			{Name: "rewrite-target", Validate: validateTarget, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
-				Doc: "Replaces the whole path sent to the member (the query string is kept); $1..$9 are the submatches of the path. Makes the paths regexes.",
+				Doc: "Replaces the whole path sent to the member (the query string is kept); $1..$9 are the submatches of the path. Makes the paths regexes; a path equal to the target is neither rewritten nor, on its own, a reason for regexes (as in ingress-nginx).",
 				Differs: "Only $1..$9 are replaced: a target with another $ (nginx variables such as $host or $request_uri) is invalid, as is one with ? or # (as in ingress-nginx since v1.12). " +
 					"The submatches are those of the route's own match, anchored at the start; nginx matches the path again, unanchored, which differs only for paths that match at several places."},
 			{Name: "use-regex", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeHost, Default: "false",
@@ -41,7 +41,9 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	target := strings.TrimSpace(values["rewrite-target"])
 	appRoot := strings.TrimSpace(values["app-root"])
 	return func(s *core.Settings) {
-		if regex || target != "" {
+		// A rewrite-target makes the object's paths regexes too, except
+		// where it equals the path: the input decides, knowing the paths.
+		if regex {
 			s.Regex = true
 		}
 		if target != "" {

@@ -23,19 +23,19 @@ func TestApply(t *testing.T) {
 	tests := []struct {
 		name        string
 		annotations map[string]string
-		regex       bool
+		regex       bool // use-regex asked; a target's regex paths are the input's decision (it knows the paths)
 		rewrite     *config.Rewrite
 		appRoot     string
 		findings    []string // substrings of the findings, in order
 	}{
 		{"no keys", nil, false, nil, "", nil},
-		{"target with captures makes the paths regexes", map[string]string{target: "/$2"}, true, &config.Rewrite{Path: "/$2"}, "", nil},
-		{"several captures", map[string]string{target: "/api/$1/v2/$3"}, true, &config.Rewrite{Path: "/api/$1/v2/$3"}, "", nil},
-		{"$10 is $1 then 0, as in nginx", map[string]string{target: "/$10"}, true, &config.Rewrite{Path: "/$10"}, "", nil},
-		{"target without captures", map[string]string{target: "/"}, true, &config.Rewrite{Path: "/"}, "", nil},
-		{"whitespace around is trimmed, as ingress-nginx", map[string]string{target: " /$1 "}, true, &config.Rewrite{Path: "/$1"}, "", nil},
-		{"use-regex overruled by a target", map[string]string{target: "/$1", regex: "false"}, true, &config.Rewrite{Path: "/$1"}, "", nil},
-		{"rewrite and upstream-vhost share the policy", map[string]string{target: "/$1", vhost: "api.internal"}, true,
+		{"target with captures", map[string]string{target: "/$2"}, false, &config.Rewrite{Path: "/$2"}, "", nil},
+		{"several captures", map[string]string{target: "/api/$1/v2/$3"}, false, &config.Rewrite{Path: "/api/$1/v2/$3"}, "", nil},
+		{"$10 is $1 then 0, as in nginx", map[string]string{target: "/$10"}, false, &config.Rewrite{Path: "/$10"}, "", nil},
+		{"target without captures", map[string]string{target: "/"}, false, &config.Rewrite{Path: "/"}, "", nil},
+		{"whitespace around is trimmed, as ingress-nginx", map[string]string{target: " /$1 "}, false, &config.Rewrite{Path: "/$1"}, "", nil},
+		{"use-regex false with a target", map[string]string{target: "/$1", regex: "false"}, false, &config.Rewrite{Path: "/$1"}, "", nil},
+		{"rewrite and upstream-vhost share the policy", map[string]string{target: "/$1", vhost: "api.internal"}, false,
 			&config.Rewrite{Path: "/$1", Host: "api.internal"}, "", nil},
 		{"no leading slash", map[string]string{target: "$1"}, false, nil, "",
 			[]string{`InvalidAnnotation: nginx.ingress.kubernetes.io/rewrite-target: "$1" must start with /; the key is ignored`}},

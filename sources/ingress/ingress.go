@@ -100,12 +100,45 @@ func (t *translation) run() *core.Contribution {
 	applied := registry.Apply(t.opts.Annotations, t.c.Origin, t.ing.Annotations, t.snap)
 	t.c.Settings, t.c.Refused = applied.Settings, applied.Refused
 	t.c.Findings = append(t.c.Findings, applied.Findings...)
+	if t.rewritesAPath() {
+		t.c.Settings.Regex = true
+	}
 	t.rules()
 	t.tls()
 	if b := t.ing.Spec.DefaultBackend; b != nil {
 		t.c.DefaultBackend = t.backend(b, "spec.defaultBackend")
 	}
 	return t.c
+}
+
+// rewritesAPath reports whether the object's rewrite-target rewrites one
+// of its paths, which makes its paths regexes as in ingress-nginx. A target
+// equal to every path (rewrite-target: / on path: /, common in copied
+// manifests) rewrites nothing and leaves the paths as they are.
+func (t *translation) rewritesAPath() bool {
+	rw := t.c.Settings.Policies.Rewrite
+	if rw == nil || rw.Path == "" {
+		return false
+	}
+	for _, r := range t.ing.Spec.Rules {
+		if r.HTTP == nil {
+			continue
+		}
+		for _, p := range r.HTTP.Paths {
+			if core.NeedsRewrite(rw.Path, pathOrRoot(p.Path)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pathOrRoot is a path as served: an empty path is "/".
+func pathOrRoot(p string) string {
+	if p == "" {
+		return "/"
+	}
+	return p
 }
 
 func (t *translation) note(reason core.Reason, format string, args ...any) {
@@ -138,10 +171,7 @@ func (t *translation) rules() {
 }
 
 func (t *translation) path(field string, p networkingv1.HTTPIngressPath) (core.Path, bool) {
-	path := core.Path{Path: p.Path, Type: pathType(p.PathType)}
-	if path.Path == "" {
-		path.Path = "/"
-	}
+	path := core.Path{Path: pathOrRoot(p.Path), Type: pathType(p.PathType)}
 	if p.PathType != nil && path.Type == core.PathImplementationSpecific && *p.PathType != networkingv1.PathTypeImplementationSpecific {
 		t.note(core.UnknownPathType, "%s: path type %s is unknown; it is served as ImplementationSpecific (a prefix)", field, core.Quote(string(*p.PathType)))
 	}
