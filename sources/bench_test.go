@@ -61,14 +61,37 @@ func benchSnapshot(ingresses, services int) *snapshot.Snapshot {
 				}}},
 			}}},
 		}
+		ing.Annotations = benchAnnotations(i)
 		if i%10 == 0 {
-			ing.Annotations = map[string]string{registry.Prefix + "rewrite-target": "/$2"}
 			ing.Spec.Rules[0].HTTP.Paths[1].Path = "/api(/|$)(.*)"
 		}
 		snap.Add(ing)
 	}
 	snap.Sort()
 	return snap
+}
+
+// benchAnnotations is a mix of the annotations migrating clusters carry:
+// every Ingress has a few, one in ten rewrites, one in five has CORS, one in
+// twenty cookie affinity.
+func benchAnnotations(i int) map[string]string {
+	a := map[string]string{
+		registry.Prefix + "proxy-body-size":    "8m",
+		registry.Prefix + "proxy-read-timeout": "120",
+		registry.Prefix + "ssl-redirect":       "false",
+	}
+	if i%10 == 0 {
+		a[registry.Prefix+"rewrite-target"] = "/$2"
+	}
+	if i%5 == 0 {
+		a[registry.Prefix+"enable-cors"] = "true"
+		a[registry.Prefix+"cors-allow-origin"] = "https://app.example.com, https://*.example.org"
+	}
+	if i%20 == 0 {
+		a[registry.Prefix+"affinity"] = "cookie"
+		a[registry.Prefix+"session-cookie-max-age"] = "3600"
+	}
+	return a
 }
 
 // BenchmarkTranslate translates 10,000 Ingresses over 2,000 Services (and
