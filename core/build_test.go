@@ -189,7 +189,7 @@ func TestDefaultBackend(t *testing.T) {
 	old.Settings.Protected = true
 	r = build(t, Options{}, newer, old)
 	wantServed(t, r, "default default -> 404")
-	wantFinding(t, r, "a/old", InvalidConfiguration, "access control")
+	wantFinding(t, r, "a/old", InvalidAnnotation, "access control")
 
 	// The flag's default backend answers unknown hosts.
 	r = build(t, Options{DefaultBackend: &Backend{Namespace: "kube-system", Service: "nf", Port: "8080"}})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -74,11 +75,24 @@ func (e *engine) mainRoute(c *Contribution, host string, p Path) *Route {
 		return nil
 	}
 	for _, r := range h.Routes {
-		if !isCanary(r.Origin) && r.Origin.Origin.Namespace == c.Origin.Namespace && r.pathType == p.Type && r.written == p.Path {
+		if !isCanary(r.Origin) && r.Origin.Origin.Namespace == c.Origin.Namespace && samePathType(r.pathType, p.Type) && r.written == p.Path {
 			return r
 		}
 	}
 	return nil
+}
+
+// samePathType compares path types as a canary joins on them:
+// ImplementationSpecific is Prefix (DECISIONS.md), as ingress-nginx turns it
+// into Prefix before merging canaries.
+func samePathType(a, b PathType) bool {
+	prefixLike := func(t PathType) PathType {
+		if t == PathImplementationSpecific {
+			return PathPrefix
+		}
+		return t
+	}
+	return prefixLike(a) == prefixLike(b)
 }
 
 // sameAccess reports whether two objects ask for the same access control.
@@ -107,10 +121,18 @@ func ignoresOwnSettings(s Settings) bool {
 // canaryPool is the pool settings of a canary's backend: how to reach
 // members (scheme, TLS) is the main route's, as the main's location talks
 // to both in ingress-nginx; balancing is the canary's own.
+//
+// A canary that sets no balancing of its own takes the main's, as
+// ingress-nginx copies the main's session affinity to the canary
+// (affinity-canary-behavior: sticky): a client's cookie then keeps it on
+// one member of the canary too.
 func canaryPool(main, canary *Contribution) PoolSettings {
 	s := main.Settings.Pool
 	own := canary.Settings.Pool
-	s.Balance, s.Hash, s.ServiceUpstream = own.Balance, own.Hash, own.ServiceUpstream
+	s.ServiceUpstream = own.ServiceUpstream
+	if own.Balance != "" || own.Hash != nil {
+		s.Balance, s.Hash = own.Balance, own.Hash
+	}
 	return s
 }
 
@@ -122,10 +144,12 @@ func canaryPool(main, canary *Contribution) PoolSettings {
 // order, then the one without. Precedence is ingress-nginx's: header, then
 // cookie, then weight.
 func (r *rendering) canaryRoutes(route *Route, main *config.Route) []*config.Route {
-	if main.Action.Pool == "" {
-		return nil // the main route redirects or answers: no pool to share
-	}
 	c := route.Canary.Origin
+	if main.Action.Pool == "" {
+		r.findings = append(r.findings, Finding{Object: c.Origin, Reason: InvalidAnnotation,
+			Message: fmt.Sprintf("the main route of path %s (%s), of %s, answers by itself (a redirect, or not served): the canary takes none of its requests", Quote(route.written), route.pathType, route.Origin.Origin)})
+		return nil
+	}
 	spec := c.Settings.Canary
 	canary := r.poolAction(c, route.Canary.Backend, canaryPool(route.Origin, c))
 	if canary.Pool == "" {

@@ -349,7 +349,7 @@ func (e *engine) setFallbacks() {
 			switch {
 			case c.DefaultBackend == nil || c.Refused:
 			case c.Settings.Protected:
-				e.note(c, InvalidConfiguration, "the default backend is not used for host %s: the object has access control (basic auth, source ranges) and a default backend has none; unmatched paths answer 404", Quote(name))
+				e.note(c, InvalidAnnotation, "the default backend is not used for host %s: the object has access control (basic auth, source ranges) and a default backend has none; unmatched paths answer 404", Quote(name))
 			default:
 				h.Fallback = &Route{Origin: c, Backend: c.DefaultBackend}
 			}
@@ -412,7 +412,7 @@ func (e *engine) mergeDefaultBackend() {
 			continue
 		}
 		if isCanary(c) {
-			e.note(c, InvalidConfiguration, "the default backend of a canary is not used: a canary only joins main routes with the same host, path type and path")
+			e.note(c, InvalidAnnotation, "the default backend of a canary is not used: a canary only joins main routes with the same host, path type and path")
 			continue
 		}
 		if !e.allowed(c, "") {
@@ -430,7 +430,7 @@ func (e *engine) mergeDefaultBackend() {
 		case c.Refused:
 			e.model.DefaultBackend = &Route{Origin: c}
 		case c.Settings.Protected:
-			e.note(c, InvalidConfiguration, "the default backend of an object with access control (basic auth, source ranges) is not served: the catch-all has none; unmatched requests answer 404")
+			e.note(c, InvalidAnnotation, "the default backend of an object with access control (basic auth, source ranges) is not served: the catch-all has none; unmatched requests answer 404")
 			e.model.DefaultBackend = &Route{Origin: c}
 		default:
 			e.model.DefaultBackend = &Route{Origin: c, Backend: c.DefaultBackend}

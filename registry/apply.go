@@ -114,6 +114,7 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 	for _, full := range sortedKeys(annotations) {
 		key, ok := strings.CutPrefix(full, Prefix)
 		if !ok {
+			noteOtherPrefix(&Context{Object: object, result: out}, full)
 			continue
 		}
 		value := annotations[full]
@@ -152,6 +153,21 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 		}
 	}
 	return out
+}
+
+// noteOtherPrefix points out an access-control key of ingress-nginx under
+// another prefix, which an ingress-nginx installed with --annotations-prefix
+// reads: Ramjet reads only Prefix, so the control would silently not apply.
+// (The key may also be another controller's, so the object is served.)
+func noteOtherPrefix(ctx *Context, full string) {
+	i := strings.LastIndexByte(full, '/')
+	if i < 0 {
+		return
+	}
+	if f := Owner(full[i+1:]); f != nil && f.AccessControl {
+		ctx.Note(core.UnknownAnnotation, "%s looks like ingress-nginx's %s%s under another prefix (--annotations-prefix); Ramjet reads only %s, so it does not apply: rename the key if it is meant for this controller",
+			core.Quote(full), Prefix, full[i+1:], Prefix)
+	}
 }
 
 // validate applies the general rules and the key's validator. Line breaks

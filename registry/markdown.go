@@ -103,6 +103,9 @@ list, and ` + "`ramjet-ingress translate`" + ` shows what your Ingresses would b
   ` + "`UnknownAnnotation`" + ` Event and is ignored. A key of a family disabled with
   ` + "`--annotations`" + ` is ignored the same way, except for access-control families: an Ingress
   using one is not served.
+- Only the prefix ` + "`nginx.ingress.kubernetes.io/`" + ` is read. If your ingress-nginx ran with
+  ` + "`--annotations-prefix`" + `, rename the keys; an access-control key under another prefix
+  gets an ` + "`UnknownAnnotation`" + ` Event saying it does not apply.
 - Annotations apply to every path of the Ingress that carries them, as in ingress-nginx.
   Values never become configuration text: each is checked and turned into a typed field.
 `

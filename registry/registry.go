@@ -57,8 +57,10 @@ type Key struct {
 	// Validate checks a value; nil accepts any value within the general
 	// rules (at most 4096 bytes, no control characters).
 	Validate func(value string) error
-	Risk     Risk
-	Scope    Scope
+	// Risk is ingress-nginx's risk level of the key.
+	Risk Risk
+	// Scope is what the key applies to.
+	Scope Scope
 	// Default is the value when the key is absent, for documentation.
 	Default string
 	// Doc is one line on what the key does in Ramjet; for an Ignored key,
@@ -99,7 +101,8 @@ type Family struct {
 	// AccessControl marks a fail-closed family: an invalid value, or the
 	// family being disabled, makes an object using it not served.
 	AccessControl bool
-	Keys          []Key
+	// Keys are the annotation keys the family owns.
+	Keys []Key
 	// Parse turns the values of the family's keys on one object (only the
 	// keys present and valid) into a fragment; it reports problems through
 	// ctx. A nil fragment changes nothing.
@@ -115,8 +118,11 @@ func (f *Family) Dir() string { return f.dir }
 
 // Input is a source of objects (Ingress, Gateway API).
 type Input struct {
-	Name      string
-	Doc       string
+	// Name is the input's flag ("ingress" for --ingress).
+	Name string
+	// Doc is one line on what the input reads.
+	Doc string
+	// DefaultOn is the flag's default.
 	DefaultOn bool
 }
 
@@ -146,6 +152,13 @@ func Register(f *Family) {
 		}
 		if owner := keyOwner(k.Name); owner != nil {
 			panic(fmt.Sprintf("registry: key %s of family %s is already owned by family %s", k.Name, f.Name, owner.Name))
+		}
+		if k.Wildcard {
+			for name, owner := range keys {
+				if strings.HasPrefix(name, k.Name) {
+					panic(fmt.Sprintf("registry: wildcard key %s* of family %s covers key %s of family %s", k.Name, f.Name, name, owner.Name))
+				}
+			}
 		}
 		keys[k.Name] = f
 	}

@@ -43,6 +43,8 @@ func TestRegisterPanics(t *testing.T) {
 		{"no parse", func() { Register(&Family{Name: "f", Keys: []Key{{Name: "a"}}}) }},
 		{"key owned twice", func() { Register(family("f", false, "a")); Register(family("g", false, "a")) }},
 		{"key under another's wildcard", func() { Register(family("f", false, "auth-tls-")); Register(family("g", false, "auth-tls-secret")) }},
+		{"wildcard over another's key", func() { Register(family("f", false, "auth-tls-secret")); Register(family("g", false, "auth-")) }},
+		{"wildcard over another's wildcard", func() { Register(family("f", false, "auth-tls-")); Register(family("g", false, "auth-")) }},
 		{"duplicate input", func() { RegisterInput(&Input{Name: "in"}); RegisterInput(&Input{Name: "in"}) }},
 		{"unnamed input", func() { RegisterInput(&Input{}) }},
 	}
@@ -191,4 +193,21 @@ func toStrings(rs []core.Reason) []string {
 		out[i] = string(r)
 	}
 	return out
+}
+
+func TestOtherPrefix(t *testing.T) {
+	withRegistry(t, func() {
+		Register(family("basic-auth", true, "auth-type"))
+		Register(family("cors", false, "enable-cors"))
+		out := Apply(All(), core.Origin{Kind: "Ingress", Namespace: "a", Name: "b"}, map[string]string{
+			"custom.example.com/auth-type":   "basic",
+			"custom.example.com/enable-cors": "true",
+			"kubernetes.io/ingress.class":    "nginx",
+			"no-slash":                       "x",
+		}, nil)
+		if out.Refused || len(out.Findings) != 1 || out.Findings[0].Reason != core.UnknownAnnotation ||
+			!strings.Contains(out.Findings[0].Message, `"custom.example.com/auth-type" looks like ingress-nginx's nginx.ingress.kubernetes.io/auth-type under another prefix`) {
+			t.Errorf("refused %t, findings %v; want one UnknownAnnotation for the access key only", out.Refused, out.Findings)
+		}
+	})
 }

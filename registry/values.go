@@ -152,3 +152,28 @@ func SecretName(v string) error {
 // Any accepts every value within the general rules: for keys whose
 // presence is what counts.
 func Any(string) error { return nil }
+
+// Trimmed validates a value with the white space around it removed, as
+// ingress-nginx's string parser trims values.
+func Trimmed(validate func(string) error) func(string) error {
+	return func(v string) error { return validate(strings.TrimSpace(v)) }
+}
+
+// IgnoredKey is a key ingress-nginx has and Ramjet has no counterpart for:
+// doc says what it does in ingress-nginx, instead what happens in Ramjet.
+func IgnoredKey(name string, risk Risk, scope Scope, def, doc, instead string) Key {
+	return Key{Name: name, Validate: Any, Risk: risk, Scope: scope, Default: def, Doc: doc, Ignored: instead}
+}
+
+// Present lists the keys of values other than those given, with Prefix and
+// sorted: for findings that name the keys an object carries.
+func Present(values map[string]string, except ...string) []string {
+	var keys []string
+	for k := range values {
+		if !slices.Contains(except, k) {
+			keys = append(keys, Prefix+k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}

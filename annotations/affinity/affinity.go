@@ -40,21 +40,21 @@ func init() {
 			{Name: "affinity-canary-behavior", Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "sticky",
 				Doc:     "sticky keeps a client the canary served on the canary; legacy decides for each request.",
 				Ignored: `the canary weight is drawn for each request, as with "legacy": a client is not kept on the canary it was sent to once`},
-			{Name: "session-cookie-name", Validate: trimmed(validName), Risk: registry.RiskMedium, Scope: registry.ScopeBackend, Default: config.DefaultAffinityCookie,
+			{Name: "session-cookie-name", Validate: registry.Trimmed(validName), Risk: registry.RiskMedium, Scope: registry.ScopeBackend, Default: config.DefaultAffinityCookie,
 				Doc:     "Name of the affinity cookie: a token (letters, digits and !#$%&'*+-.^_`|~).",
 				Differs: "Names ingress-nginx takes that are not cookie names (with / or :) are invalid."},
-			{Name: "session-cookie-max-age", Validate: trimmed(validLifetime), Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
+			{Name: "session-cookie-max-age", Validate: registry.Trimmed(validLifetime), Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
 				Doc:     "Lifetime of the cookie in seconds, sent as Max-Age and as Expires; 0 or absent: a session cookie, dropped when the browser closes.",
 				Differs: "0 makes a session cookie and negative values are invalid, where ingress-nginx sends them as they are and browsers drop the cookie at once, so affinity never held; Ramjet also sends Expires for the same lifetime."},
-			{Name: "session-cookie-expires", Validate: trimmed(validLifetime), Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
+			{Name: "session-cookie-expires", Validate: registry.Trimmed(validLifetime), Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
 				Doc:     "Lifetime of the cookie in seconds when session-cookie-max-age is absent (the same meaning: Max-Age and Expires).",
 				Differs: "ingress-nginx sends it as Expires alone, apart from Max-Age; ramjetd has one lifetime and sends both attributes from it, max-age's when both keys are set, which is the one browsers honour anyway."},
-			{Name: "session-cookie-path", Validate: trimmed(validPath), Risk: registry.RiskMedium, Scope: registry.ScopeBackend, Default: "/",
+			{Name: "session-cookie-path", Validate: registry.Trimmed(validPath), Risk: registry.RiskMedium, Scope: registry.ScopeBackend, Default: "/",
 				Doc:     "Path attribute of the cookie: starts with /, printable characters without spaces or ';'.",
 				Differs: "ingress-nginx's default is the path of the Ingress rule (a regex path then needs this key); Ramjet's cookie belongs to the pool and defaults to /: the browser sends it on every path of the host."},
-			{Name: "session-cookie-domain", Validate: trimmed(validDomain), Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
+			{Name: "session-cookie-domain", Validate: registry.Trimmed(validDomain), Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
 				Doc: "Domain attribute of the cookie (example.com also covers its subdomains); absent: the request's host only. Written in lower case."},
-			{Name: "session-cookie-samesite", Validate: trimmed(registry.OneOf(true, "None", "Lax", "Strict")), Risk: registry.RiskLow, Scope: registry.ScopeBackend,
+			{Name: "session-cookie-samesite", Validate: registry.Trimmed(registry.OneOf(true, "None", "Lax", "Strict")), Risk: registry.RiskLow, Scope: registry.ScopeBackend,
 				Doc: "SameSite attribute: None, Lax or Strict, in any case. Browsers drop a SameSite=None cookie that is not Secure (see session-cookie-secure)."},
 			{Name: "session-cookie-secure", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
 				Doc: "true marks the cookie Secure on plain HTTP too; it is always Secure on HTTPS requests."},
@@ -127,10 +127,6 @@ func sameSite(v string) string {
 
 // trimmed validates the value without the white space around it, which
 // ingress-nginx trims and Parse trims too.
-func trimmed(validate func(string) error) func(string) error {
-	return func(v string) error { return validate(strings.TrimSpace(v)) }
-}
-
 func validType(v string) error {
 	if strings.TrimSpace(v) != "cookie" {
 		return fmt.Errorf("%s is not cookie, the only affinity type", core.Quote(v))

@@ -43,6 +43,31 @@ func TestEveryFamilyIsImported(t *testing.T) {
 	}
 }
 
+// TestFamiliesAreIndependent fails when a family imports another family or
+// an input (ARCHITECTURE.md: a family depends on registry and core only,
+// and reads the keys it depends on through registry.Context.Value).
+func TestFamiliesAreIndependent(t *testing.T) {
+	files, err := filepath.Glob("../*/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") || strings.HasPrefix(path, "../all/") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range file.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if strings.HasPrefix(p, modulePath) || strings.HasPrefix(p, "github.com/ramjet-dev/ramjet/sources") {
+				t.Errorf("%s imports %s: a family depends on registry and core only", strings.TrimPrefix(path, "../"), p)
+			}
+		}
+	}
+}
+
 // TestEveryKeyIsDescribed checks what docs, validation and the registry's
 // users rely on: every family and key has a doc, a risk, a scope and a
 // validator (keys Ramjet ignores say what happens instead).

@@ -130,13 +130,14 @@ func checkInert(t *testing.T, out *sources.Output, key, value string) {
 	if err := out.Config.Validate(); err != nil {
 		t.Fatalf("the configuration is invalid: %v", err)
 	}
-	refused := false
+	refused, invalid := false, false
 	for _, f := range out.Findings {
 		if strings.Contains(f.Message, "left out because it makes the configuration invalid") {
 			t.Errorf("the value reached the configuration and made it invalid (no validator caught it): %s", f.Message)
 		}
 		if strings.Contains(f.Message, key) {
 			refused = true
+			invalid = invalid || f.Reason == core.InvalidAnnotation
 		}
 		if len(f.Message) > core.MaxMessage || strings.ContainsAny(f.Message, "\r\n\x00") || !utf8.ValidString(f.Message) {
 			t.Errorf("a finding holds a raw value: %q", f.Message)
@@ -144,6 +145,9 @@ func checkInert(t *testing.T, out *sources.Output, key, value string) {
 	}
 	if len(value) > registry.MaxValueBytes && !refused {
 		t.Errorf("a %d-byte value was not refused", len(value))
+	}
+	if f := registry.Owner(key); invalid && f.AccessControl && out.Objects[hostile] != core.Rejected {
+		t.Errorf("an access-control value was invalid but the object is %s: it must not be served without the control", out.Objects[hostile])
 	}
 	for _, s := range configStrings(reflect.ValueOf(out.Config)) {
 		if s.field == "Body" {
@@ -162,6 +166,13 @@ func checkInert(t *testing.T, out *sources.Output, key, value string) {
 			t.Errorf("generated file %q is not named by its digest", name)
 		}
 	}
+}
+
+// leftOut reports whether isolation left an object out.
+func leftOut(out *sources.Output) bool {
+	return slices.ContainsFunc(out.Findings, func(f core.Finding) bool {
+		return strings.Contains(f.Message, "left out because it makes the configuration invalid")
+	})
 }
 
 type configString struct{ field, value string }
@@ -228,6 +239,9 @@ func translateObjects(t testing.TB, base []any, ing *networkingv1.Ingress) *sour
 	return sources.Translate(snap, server, opts)
 }
 
+// hostile is the object the corpus's values are put in.
+var hostile = core.Origin{Kind: "Ingress", Namespace: "shop", Name: "hostile"}
+
 func ingressWith(annotations map[string]string) *networkingv1.Ingress {
 	class := "ramjet"
 	prefix := networkingv1.PathTypePrefix
@@ -290,6 +304,15 @@ func FuzzTranslateIngress(f *testing.F) {
 		first := translateObjects(t, base, ing)
 		if err := first.Config.Validate(); err != nil {
 			t.Fatalf("invalid configuration for %s=%q path %q host %q: %v", key, value, path, host, err)
+		}
+		if leftOut(first) {
+			// A path may itself break the configuration (an invalid regex),
+			// which isolation handles; the annotation must never be why.
+			without := ingressWith(withCompanions(key))
+			without.Spec.Rules = ing.Spec.Rules
+			if !leftOut(translateObjects(t, base, without)) {
+				t.Fatalf("%s=%q reached the configuration and made it invalid (no validator caught it)", key, value)
+			}
 		}
 		again := translateObjects(t, base, ing)
 		a, _ := yaml.Marshal(first.Config)

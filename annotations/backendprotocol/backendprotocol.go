@@ -60,18 +60,6 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	return func(s *core.Settings) { s.Pool.Scheme = scheme }
 }
 
-// Protocol returns the backend protocol of the object as ingress-nginx
-// spells it (HTTP when the key is absent, invalid or its family disabled)
-// and the pool scheme it gives: how the families that depend on TLS to the
-// members (proxy-ssl) see it.
-func Protocol(ctx *registry.Context) (string, config.Scheme) {
-	v, ok := ctx.Value(key)
-	if !ok {
-		return "HTTP", ""
-	}
-	return normal(v), schemes[normal(v)]
-}
-
 // normal is a value as ingress-nginx compares it: trimmed, upper case.
 func normal(v string) string { return strings.ToUpper(strings.TrimSpace(v)) }
 

@@ -22,18 +22,19 @@ func init() {
 		Doc:           "HTTP basic authentication from an htpasswd Secret.",
 		AccessControl: true,
 		Keys: []registry.Key{
-			{Name: "auth-type", Validate: trimmed(validType), Risk: registry.RiskLow, Scope: registry.ScopeIngress,
-				Doc:     `"basic": the paths ask for a user and password of auth-secret (401 otherwise); the member never sees the Authorization header.`,
-				Differs: "digest is not provided: an object asking for it is not served (ingress-nginx serves digest authentication)."},
-			{Name: "auth-secret", Validate: trimmed(registry.SecretName), Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+			{Name: "auth-type", Validate: registry.Trimmed(validType), Risk: registry.RiskLow, Scope: registry.ScopeIngress,
+				Doc: `"basic": the paths ask for a user and password of auth-secret (401 otherwise); the member never sees the Authorization header.`,
+				Differs: "digest is not provided: an object asking for it is not served (ingress-nginx serves digest authentication). " +
+					"The object's spec.defaultBackend is not served, since requests that reach it would skip the authentication."},
+			{Name: "auth-secret", Validate: registry.Trimmed(registry.SecretName), Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc: "Secret of the object's namespace holding the users (name, or namespace/name of the same namespace).",
 				Differs: "Without auth-type: basic the object is not served (ingress-nginx serves it without authentication). " +
 					"A missing Secret, one of another namespace or without the key auth, a plain-text, {SHA}, DES-crypt or MD5-crypt hash, or a user listed twice " +
 					"makes the object not served, its paths answering 404 (ingress-nginx answers 503, accepts those hashes and takes the first line of a user)."},
-			{Name: "auth-secret-type", Validate: trimmed(registry.OneOf(false, "auth-file", "auth-map")), Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "auth-file",
+			{Name: "auth-secret-type", Validate: registry.Trimmed(registry.OneOf(false, "auth-file", "auth-map")), Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "auth-file",
 				Doc:     "auth-file: an htpasswd file in the key auth; auth-map: one key per user, the hash as value.",
 				Differs: "An auth-map value holding a line break makes the object not served (ingress-nginx writes it into the file as more lines)."},
-			{Name: "auth-realm", Validate: trimmed(validRealm), Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+			{Name: "auth-realm", Validate: registry.Trimmed(validRealm), Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc:     "Realm shown in the browser's login prompt.",
 				Differs: `Any text without " or \ is accepted (ingress-nginx accepts only letters, digits, spaces and -._~/:, and refuses the object otherwise).`},
 		},
@@ -135,10 +136,6 @@ func validType(v string) error {
 
 // trimmed validates a value without the white space around it, which
 // ingress-nginx trims too.
-func trimmed(validate func(string) error) func(string) error {
-	return func(v string) error { return validate(strings.TrimSpace(v)) }
-}
-
 func validRealm(v string) error {
 	if strings.ContainsAny(v, "\"\\") {
 		return fmt.Errorf("%s must not hold \" or \\", core.Quote(v))

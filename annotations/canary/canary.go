@@ -9,7 +9,6 @@ package canary
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/core"
@@ -30,10 +29,13 @@ func init() {
 		Doc:  "Canary releases: a second Ingress takes a share of the main Ingress's requests by header, cookie or weight.",
 		Keys: []registry.Key{
 			{Name: "canary", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "false",
-				Doc:     "Makes the Ingress a canary of the main Ingress that has the same host, path type and path in its namespace.",
-				Differs: "The main Ingress must be in the canary's namespace (ingress-nginx joins across namespaces), and the canary joins the main route, not every route to the main Service. A canary without a main route gets CanaryWithoutMain and is not served."},
+				Doc: "Makes the Ingress a canary of the main Ingress that has the same host, path type and path in its namespace.",
+				Differs: "The main Ingress must be in the canary's namespace (ingress-nginx joins across namespaces), and the canary joins the main route, not every route to the main Service. " +
+					"A canary without a main route gets CanaryWithoutMain and is not served; so is one whose basic auth or source ranges differ from its main's (ingress-nginx ignores them and uses the main's), and one whose canary value is not a boolean or whose family is disabled (ingress-nginx would serve it as an ordinary Ingress). " +
+					"A canary's spec.defaultBackend is not used (ingress-nginx joins it to the catch-all)."},
 			{Name: "canary-weight", Validate: registry.Int(0, maxWeight), Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "0",
-				Doc: "Requests out of canary-weight-total sent to the canary, at random, when no header or cookie decided."},
+				Doc:     "Requests out of canary-weight-total sent to the canary, at random, when no header or cookie decided.",
+				Differs: "The draw is made for each request: a client that cookie affinity keeps on one member of the main pool is not kept off the canary (ingress-nginx's affinity-canary-behavior: sticky keeps it on the side that served it first). A canary without balancing of its own takes its main's affinity, so it is sticky among the canary's members."},
 			{Name: "canary-weight-total", Validate: registry.Int(1, maxWeight), Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "100",
 				Doc: "The total canary-weight is out of; a total below 100 counts as 100, as in ingress-nginx's balancer."},
 			{Name: "canary-by-header", Validate: validHeaderName, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
@@ -52,7 +54,7 @@ func init() {
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	if !registry.IsTrue(values["canary"]) {
-		if others := canaryKeys(values); len(others) > 0 {
+		if others := registry.Present(values, "canary"); len(others) > 0 {
 			ctx.Note(core.InvalidAnnotation, "%s: ignored, since the canary-* keys only apply to a canary (%scanary: \"true\")", strings.Join(others, ", "), registry.Prefix)
 		}
 		return nil
@@ -90,18 +92,6 @@ func total(ctx *registry.Context, v string) uint32 {
 		return defaultTotal
 	}
 	return uint32(n)
-}
-
-// canaryKeys lists the canary-* keys present, with the prefix.
-func canaryKeys(values map[string]string) []string {
-	var keys []string
-	for k := range values {
-		if k != "canary" {
-			keys = append(keys, registry.Prefix+k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func validHeaderName(v string) error {

@@ -113,16 +113,10 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 
 // withoutEnable reports cors-* keys that do nothing because CORS is off.
 func withoutEnable(ctx *registry.Context, values map[string]string) {
-	var keys []string
-	for k := range values {
-		if k != enableKey {
-			keys = append(keys, registry.Prefix+k)
-		}
-	}
+	keys := registry.Present(values, enableKey)
 	if len(keys) == 0 {
 		return
 	}
-	slices.Sort(keys)
 	ctx.Note(core.InvalidAnnotation, "%s: no effect without %s%s: \"true\"; CORS is off for this object", strings.Join(keys, ", "), registry.Prefix, enableKey)
 }
 

@@ -114,8 +114,7 @@ func init() {
 // ingress-nginx (a phrase, made a sentence here), instead what happens in
 // Ramjet.
 func ignored(name string, risk registry.Risk, scope registry.Scope, def, doc, instead string) registry.Key {
-	return registry.Key{Name: name, Validate: registry.Any, Risk: risk, Scope: scope, Default: def,
-		Doc: strings.ToUpper(doc[:1]) + doc[1:] + ".", Ignored: instead}
+	return registry.IgnoredKey(name, risk, scope, def, strings.ToUpper(doc[:1])+doc[1:]+".", instead)
 }
 
 // wildcard is ignored for every key that starts with prefix.

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ramjet-dev/ramjet/annotations/backendprotocol"
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/dataplane/certs"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -75,13 +74,23 @@ func init() {
 // ignored is a key without counterpart: what it does in ingress-nginx
 // (with its default there), and what ramjetd does instead.
 func ignored(name string, risk registry.Risk, def, nginx, instead string) registry.Key {
-	return registry.Key{Name: name, Validate: registry.Any, Risk: risk, Scope: registry.ScopeBackend, Default: def,
-		Doc: nginx + ".", Ignored: instead}
+	return registry.IgnoredKey(name, risk, registry.ScopeBackend, def, nginx+".", instead)
+}
+
+// backendProtocol is the object's backend-protocol as ingress-nginx compares
+// it (trimmed, upper case), HTTP when the key is absent, invalid or its
+// family disabled: proxy-ssl applies only to the TLS protocols.
+func backendProtocol(ctx *registry.Context) string {
+	v, ok := ctx.Value("backend-protocol")
+	if !ok {
+		return "HTTP"
+	}
+	return strings.ToUpper(strings.TrimSpace(v))
 }
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
-	protocol, scheme := backendprotocol.Protocol(ctx)
-	if !scheme.UsesTLS() {
+	protocol := backendProtocol(ctx)
+	if protocol != "HTTPS" && protocol != "GRPCS" {
 		for _, k := range slices.Sorted(maps.Keys(values)) {
 			ctx.Invalid(k, "applies only to members reached over TLS (backend-protocol HTTPS or GRPCS), and the backend protocol of this object is %s", protocol)
 		}

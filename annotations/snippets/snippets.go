@@ -8,8 +8,6 @@
 package snippets
 
 import (
-	"slices"
-
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/registry"
 )
@@ -39,18 +37,13 @@ func snippet(name string, scope registry.Scope, doc string) registry.Key {
 }
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range registry.Present(values) {
 		also := ""
-		if k == "auth-snippet" {
+		if k == registry.Prefix+"auth-snippet" {
 			also = " (it would only apply to auth-url, which Ramjet does not provide)"
 		}
-		ctx.Note(core.SnippetIgnored, "%s%s is not interpreted: Ramjet builds its configuration from typed fields and never pastes annotation text into it; the snippet is ignored%s and does not keep the object from being served",
-			registry.Prefix, k, also)
+		ctx.Note(core.SnippetIgnored, "%s is not interpreted: Ramjet builds its configuration from typed fields and never pastes annotation text into it; the snippet is ignored%s and does not keep the object from being served",
+			k, also)
 	}
 	return nil
 }

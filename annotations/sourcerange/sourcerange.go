@@ -16,7 +16,8 @@ import (
 
 // listDiffers is the Differs of both lists.
 const listDiffers = "Every entry must parse and there are at most 1024: otherwise the object is not served " +
-	"(ingress-nginx drops bad entries as long as one bare address parses, and answers 503 otherwise; a refused object's paths answer 404)."
+	"(ingress-nginx drops bad entries as long as one bare address parses, and answers 503 otherwise; a refused object's paths answer 404). " +
+	"The object's spec.defaultBackend is not served, since requests that reach it would skip the list."
 
 func init() {
 	registry.Register(&registry.Family{

@@ -111,8 +111,7 @@ func cookiesAsSent(attribute string) string {
 // ingress-nginx's default and what the key does there, instead what
 // happens in Ramjet.
 func ignore(name string, risk registry.Risk, def, doc, instead string) registry.Key {
-	return registry.Key{Name: name, Validate: registry.Any, Risk: risk, Scope: registry.ScopeIngress, Default: def,
-		Doc: doc + ".", Ignored: instead}
+	return registry.IgnoredKey(name, risk, registry.ScopeIngress, def, doc+".", instead)
 }
 
 func parse(_ *registry.Context, values map[string]string) core.Fragment {

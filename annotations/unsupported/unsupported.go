@@ -13,7 +13,7 @@
 package unsupported
 
 import (
-	"slices"
+	"maps"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/core"
@@ -37,9 +37,9 @@ func init() {
 			refused("auth-url", false, registry.RiskHigh, "External authentication (a subrequest to this URL decides): not provided; the object is not served."),
 			refused("auth-signin", false, registry.RiskHigh, "The sign-in page of external authentication: not provided; the object is not served."),
 			refused("auth-tls-", true, registry.RiskHigh, "Client certificate authentication (every auth-tls-* key): not provided; the object is not served."),
-			refused("satisfy", false, registry.RiskLow, "How access controls combine (all or any): not provided; the object is not served. Ramjet always requires every control it serves (source ranges, then basic authentication)."),
-			refused("enable-modsecurity", false, registry.RiskLow, "ModSecurity: not provided; the object is not served."),
-			refused("enable-owasp-core-rules", false, registry.RiskLow, "ModSecurity's OWASP core rules: not provided; the object is not served."),
+			refused("satisfy", false, registry.RiskLow, "How access controls combine: any is not provided and the object is not served; all is what Ramjet always does (every control it serves must pass: source ranges, then basic authentication), so it is accepted."),
+			refused("enable-modsecurity", false, registry.RiskLow, "ModSecurity: not provided; the object is not served. false, which asks for nothing, is accepted."),
+			refused("enable-owasp-core-rules", false, registry.RiskLow, "ModSecurity's OWASP core rules: not provided; the object is not served. false, which asks for nothing, is accepted."),
 			{Name: "modsecurity-", Wildcard: true, Validate: registry.Any, MultiLine: true, Risk: registry.RiskCritical, Scope: registry.ScopeIngress,
 				Doc:     "ModSecurity settings (every modsecurity-* key, modsecurity-snippet included, which may span lines): not provided; the object is not served.",
 				Differs: refusedDiffers},
@@ -65,16 +65,18 @@ func refused(name string, wildcard bool, risk registry.Risk, doc string) registr
 // setting is an Ignored key of external authentication; doc says what it
 // does in ingress-nginx.
 func setting(name string, wildcard bool, risk registry.Risk, def, doc string) registry.Key {
-	return registry.Key{Name: name, Wildcard: wildcard, Validate: registry.Any, Risk: risk, Scope: registry.ScopeIngress, Default: def,
-		Doc: doc, Ignored: externalAuthSetting}
+	k := registry.IgnoredKey(name, risk, registry.ScopeIngress, def, doc, externalAuthSetting)
+	k.Wildcard = wildcard
+	return k
 }
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
-	keys := make([]string, 0, len(values))
-	for k := range values {
-		keys = append(keys, registry.Prefix+k)
+	asked := maps.Clone(values)
+	maps.DeleteFunc(asked, asksForNothing)
+	keys := registry.Present(asked)
+	if len(keys) == 0 {
+		return nil
 	}
-	slices.Sort(keys)
 	verb := "asks"
 	if len(keys) > 1 {
 		verb = "ask"
@@ -83,4 +85,18 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 		"%s %s for access control Ramjet does not provide; the object is not served, so that its backend is not exposed unprotected",
 		strings.Join(keys, ", "), verb)
 	return nil
+}
+
+// asksForNothing reports the values that ask for no control Ramjet lacks:
+// ModSecurity turned off (set to opt out of a global setting), and satisfy:
+// all, which is what Ramjet does anyway.
+func asksForNothing(key, value string) bool {
+	switch key {
+	case "satisfy":
+		return strings.TrimSpace(value) == "all"
+	case "enable-modsecurity", "enable-owasp-core-rules":
+		on, err := registry.ParseBool(value)
+		return err == nil && !on
+	}
+	return false
 }

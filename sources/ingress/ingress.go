@@ -103,12 +103,34 @@ func (t *translation) run() *core.Contribution {
 	if t.rewritesAPath() {
 		t.c.Settings.Regex = true
 	}
+	t.unservedCanary()
 	t.rules()
 	t.tls()
 	if b := t.ing.Spec.DefaultBackend; b != nil {
 		t.c.DefaultBackend = t.backend(b, "spec.defaultBackend")
 	}
 	return t.c
+}
+
+// canaryKey marks a canary Ingress.
+const canaryKey = registry.Prefix + "canary"
+
+// unservedCanary keeps an Ingress that says it is a canary from being
+// served as a main Ingress when it cannot be served as a canary (the canary
+// family is disabled, or the value is not a boolean): it would otherwise
+// claim its paths, which are its main's, without the main's access control.
+// Such an object is not served and claims nothing.
+func (t *translation) unservedCanary() {
+	v, ok := t.ing.Annotations[canaryKey]
+	if !ok || t.c.Settings.Canary != nil {
+		return
+	}
+	if b, err := registry.ParseBool(v); err == nil && !b {
+		return // canary: "false" is an ordinary Ingress
+	}
+	t.c.Refused = true
+	t.c.Settings.Canary = &core.Canary{}
+	t.note(core.InvalidAnnotation, "%s is set but the object cannot be served as a canary (see the findings on its canary keys); it is not served, and claims no paths, so that it never takes its main route's requests without the main's settings", canaryKey)
 }
 
 // rewritesAPath reports whether the object's rewrite-target rewrites one

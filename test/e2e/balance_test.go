@@ -15,24 +15,29 @@ const canaryObjects = `
 {{service "web" .web}}
 {{service "web-v2" .v2}}`
 
-// TestCanaryByHeader: with canary-by-header X-Canary, "always" sends the
-// request to the canary and "never", any other value or no header keep it
-// on the main backend (the canary's weight is 0).
+// TestCanaryByHeader: with canary-by-header X-Canary, canary-by-cookie beta
+// and canary-weight 100, precedence is ingress-nginx's: the header's
+// "always" and "never" decide first, then the cookie's, then the weight,
+// which sends everything else to the canary. So "never" must beat both a
+// cookie's "always" and the weight.
 func TestCanaryByHeader(t *testing.T) {
 	web, v2 := startBackend(t, "web", nil), startBackend(t, "web-v2", nil)
 	rj := start(t, canaryObjects, map[string]any{
 		"host": "shop.example.com", "web": web, "v2": v2,
-		"canary": map[string]string{"canary-by-header": "X-Canary"},
+		"canary": map[string]string{"canary-by-header": "X-Canary", "canary-by-cookie": "beta", "canary-weight": "100"},
 	})
 	cases := []struct {
 		name    string
 		header  []string
 		backend string
 	}{
-		{"always", []string{"X-Canary", "always"}, "web-v2"},
-		{"never", []string{"X-Canary", "never"}, "web"},
-		{"another value", []string{"X-Canary", "yes"}, "web"},
-		{"no header", nil, "web"},
+		{"header always", []string{"X-Canary", "always"}, "web-v2"},
+		{"header never beats the weight", []string{"X-Canary", "never"}, "web"},
+		{"header never beats the cookie", []string{"X-Canary", "never", "Cookie", "beta=always"}, "web"},
+		{"cookie never beats the weight", []string{"Cookie", "a=1; beta=never"}, "web"},
+		{"header always beats cookie never", []string{"X-Canary", "always", "Cookie", "beta=never"}, "web-v2"},
+		{"another header value falls through to the weight", []string{"X-Canary", "yes"}, "web-v2"},
+		{"no header or cookie: the weight", nil, "web-v2"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,4 +143,24 @@ func affinityCookie(t *testing.T, h http.Header) *http.Cookie {
 		}
 	}
 	return nil
+}
+
+// TestCanaryKeepsMainAccessControl: a canary's header route copies its main
+// route's policies, so a main that allows only 10.0.0.0/8 refuses the
+// loopback client with 403 whichever way the request would go.
+func TestCanaryKeepsMainAccessControl(t *testing.T) {
+	web, v2 := startBackend(t, "web", nil), startBackend(t, "web-v2", nil)
+	rj := start(t, `
+{{ingress "main" .host "web" "allowlist-source-range" "10.0.0.0/8"}}
+{{ingress "canary" .host "web-v2" "canary" "true" "canary-by-header" "X-Canary" "canary-weight" "50"}}
+{{service "web" .web}}
+{{service "web-v2" .v2}}`, map[string]any{"host": "shop.example.com", "web": web, "v2": v2})
+	for _, header := range [][]string{{"X-Canary", "always"}, {"X-Canary", "never"}, nil} {
+		if got := rj.get(t, "shop.example.com", "/", header...); got.status != http.StatusForbidden {
+			t.Errorf("header %q: status %d from %q, want 403", header, got.status, got.backend())
+		}
+	}
+	if web.requests.Load()+v2.requests.Load() != 0 {
+		t.Error("a backend was reached")
+	}
 }

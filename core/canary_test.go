@@ -1,0 +1,58 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+func TestSameAccess(t *testing.T) {
+	auth := func(users, realm string) *BasicAuth { return &BasicAuth{Htpasswd: []byte(users), Realm: realm} }
+	allow := func(ranges ...string) config.Policies { return config.Policies{Allow: ranges} }
+	tests := []struct {
+		name string
+		a, b Settings
+		want bool
+	}{
+		{"neither", Settings{}, Settings{}, true},
+		{"same allow list", Settings{Policies: allow("10.0.0.0/8")}, Settings{Policies: allow("10.0.0.0/8")}, true},
+		{"wider allow list", Settings{Policies: allow("0.0.0.0/0")}, Settings{Policies: allow("10.0.0.0/8")}, false},
+		{"deny list only on one", Settings{Policies: config.Policies{Deny: []string{"10.1.0.0/16"}}}, Settings{}, false},
+		{"same users and realm", Settings{BasicAuth: auth("a:$2y$x\n", "r")}, Settings{BasicAuth: auth("a:$2y$x\n", "r")}, true},
+		{"other users", Settings{BasicAuth: auth("b:$2y$x\n", "r")}, Settings{BasicAuth: auth("a:$2y$x\n", "r")}, false},
+		{"other realm", Settings{BasicAuth: auth("a:$2y$x\n", "s")}, Settings{BasicAuth: auth("a:$2y$x\n", "r")}, false},
+		{"auth only on the main", Settings{}, Settings{BasicAuth: auth("a:$2y$x\n", "r")}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sameAccess(tc.a, tc.b); got != tc.want {
+				t.Errorf("sameAccess = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCanaryPool(t *testing.T) {
+	affinity := &config.Hash{By: config.HashByCookie, Cookie: &config.AffinityCookie{Name: "INGRESSCOOKIE"}}
+	main := &Contribution{Settings: Settings{Pool: PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: affinity}}}
+	tests := []struct {
+		name string
+		own  PoolSettings
+		want PoolSettings
+	}{
+		{"takes the main's scheme, TLS and affinity", PoolSettings{},
+			PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: affinity}},
+		{"keeps its own balancing", PoolSettings{Balance: config.BalanceLeastConn, Scheme: config.SchemeH2C},
+			PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceLeastConn}},
+		{"keeps its own service-upstream", PoolSettings{ServiceUpstream: true},
+			PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: affinity, ServiceUpstream: true}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := canaryPool(main, &Contribution{Settings: Settings{Pool: tc.own}})
+			if got.digest() != tc.want.digest() {
+				t.Errorf("canaryPool = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
