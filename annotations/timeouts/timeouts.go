@@ -16,12 +16,12 @@ import (
 	"github.com/ramjet-dev/ramjet/registry"
 )
 
-// The largest timeouts ramjetd's validation accepts on a route
-// (dataplane/config/policies_validate.go): a larger value is refused at
-// Apply, on its object, rather than making the whole configuration invalid.
+// The largest timeouts ramjetd's validation accepts on a route: a larger
+// value is refused at Apply, on its object, rather than making the whole
+// configuration invalid.
 const (
-	maxConnect  = 5 * time.Minute
-	maxResponse = 24 * time.Hour
+	maxConnect  = config.MaxRouteConnectTimeout
+	maxResponse = config.MaxRouteResponseTimeout
 )
 
 const (

@@ -1,5 +1,7 @@
 package config
 
+import "time"
+
 // Policies are what a route does before and around its action. ramjetd
 // chains them in one fixed order, documented where the chain is built
 // (compiler.chain in dataplane/daemon). Every field's zero value turns its
@@ -27,6 +29,12 @@ type Policies struct {
 	// Timeouts override the pool's timeouts for this route.
 	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
 }
+
+// The bounds of a route's timeouts.
+const (
+	MaxRouteConnectTimeout  = 5 * time.Minute
+	MaxRouteResponseTimeout = 24 * time.Hour
+)
 
 // CORS is the cross-origin policy of a route, with ingress-nginx's
 // defaults.

@@ -39,11 +39,11 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 	p.RequestHeaders.validate(l, path+".request_headers", true)
 	p.ResponseHeaders.validate(l, path+".response_headers", false)
 	if t := p.Timeouts; t != nil {
-		if t.Connect.Std() > 5*time.Minute {
-			l.add(path+".timeouts.connect", "must be at most 5m")
+		if t.Connect.Std() > MaxRouteConnectTimeout {
+			l.add(path+".timeouts.connect", "must be at most %s", Duration(MaxRouteConnectTimeout))
 		}
-		if t.Response.Std() > 24*time.Hour {
-			l.add(path+".timeouts.response", "must be at most 24h")
+		if t.Response.Std() > MaxRouteResponseTimeout {
+			l.add(path+".timeouts.response", "must be at most %s", Duration(MaxRouteResponseTimeout))
 		}
 	}
 }

@@ -31,7 +31,7 @@
 //     template sends "text/plain charset=UTF-8", without the semicolon.
 //   - Configured methods and headers are joined with ", ". The defaults are
 //     ingress-nginx's strings, byte for byte. The max age is a duration,
-//     sent in whole seconds rounded down.
+//     sent in whole seconds rounded up.
 //
 // As in ingress-nginx, scheme and port must match exactly and the default
 // port is not normalised: "https://example.com:443" is not
