@@ -204,3 +204,30 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// SecretRefs lists the names of the Secrets an object's annotations refer
+// to, in the object's namespace, whatever their families' state: the
+// Secrets whose data the controller must have to translate the object.
+// References to another namespace are left out (they are never read).
+func SecretRefs(namespace string, annotations map[string]string) []string {
+	var names []string
+	for full, value := range annotations {
+		key, ok := strings.CutPrefix(full, Prefix)
+		if !ok {
+			continue
+		}
+		f := Owner(key)
+		if f == nil || !f.keyNamed(key).NamesSecret {
+			continue
+		}
+		ns, name, found := strings.Cut(strings.TrimSpace(value), "/")
+		switch {
+		case !found:
+			names = append(names, ns)
+		case ns == namespace:
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}

@@ -69,6 +69,10 @@ type Key struct {
 	// Differs says how Ramjet's behaviour differs from ingress-nginx's,
 	// for documentation; empty when it does not.
 	Differs string
+	// NamesSecret marks a key whose value names a Secret of the object's
+	// namespace ("name" or "namespace/name"): the controller keeps the data
+	// of such Secrets, and only of them, in memory (see SecretRefs).
+	NamesSecret bool
 	// Ignored marks a key ingress-nginx has and Ramjet has no counterpart
 	// for: it says what happens instead. The key gets an UnknownAnnotation
 	// finding with that text and never reaches Parse.

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +209,29 @@ func TestOtherPrefix(t *testing.T) {
 		if out.Refused || len(out.Findings) != 1 || out.Findings[0].Reason != core.UnknownAnnotation ||
 			!strings.Contains(out.Findings[0].Message, `"custom.example.com/auth-type" looks like ingress-nginx's nginx.ingress.kubernetes.io/auth-type under another prefix`) {
 			t.Errorf("refused %t, findings %v; want one UnknownAnnotation for the access key only", out.Refused, out.Findings)
+		}
+	})
+}
+
+func TestSecretRefs(t *testing.T) {
+	withRegistry(t, func() {
+		f := family("basic-auth", true, "auth-secret", "auth-type")
+		f.Keys[0].NamesSecret = true
+		Register(f)
+		got := SecretRefs("shop", map[string]string{
+			Prefix + "auth-secret": " users ",
+			Prefix + "auth-type":   "basic",
+			"other.io/auth-secret": "not-ours",
+		})
+		if !slices.Equal(got, []string{"users"}) {
+			t.Errorf("SecretRefs = %q, want [users]", got)
+		}
+		got = SecretRefs("shop", map[string]string{Prefix + "auth-secret": "shop/users"})
+		if !slices.Equal(got, []string{"users"}) {
+			t.Errorf("namespace/name of the object's namespace: %q, want [users]", got)
+		}
+		if got = SecretRefs("shop", map[string]string{Prefix + "auth-secret": "other/users"}); len(got) != 0 {
+			t.Errorf("another namespace's Secret: %q, want none", got)
 		}
 	})
 }

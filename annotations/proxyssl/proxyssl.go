@@ -40,7 +40,7 @@ func init() {
 		Name: "proxy-ssl",
 		Doc:  "TLS to the members of HTTPS and GRPCS backends: the trusted CA, a client certificate and the verified name.",
 		Keys: []registry.Key{
-			{Name: keySecret, Validate: validateSecret, Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
+			{Name: keySecret, NamesSecret: true, Validate: validateSecret, Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
 				Doc: "Secret of the object's namespace (name, or namespace/name): ca.crt is the CA bundle the members' certificates are verified against; " +
 					"tls.crt and tls.key, when present, are the client certificate presented to members that ask for one. Only with backend-protocol HTTPS or GRPCS.",
 				Differs: "ingress-nginx needs namespace/name, ignores the other proxy-ssl-* keys without this one, answers 503 when the Secret is missing, " +

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Builds the programs the end-to-end tests run: kube-apiserver and kubectl
+# (k8s.io/kubernetes), etcd and helm, each from its pinned module under
+# test/tools/, into the cache folder given as $1 (default .cache/bin).
+# A program is rebuilt only when its module's go.sum changed: the first build
+# of kube-apiserver takes about ten minutes on two cores.
+set -eu
+tools=$(cd "$(dirname "$0")" && pwd)
+bin=${1:-$tools/../../.cache/bin}
+mkdir -p "$bin"
+bin=$(cd "$bin" && pwd)
+
+# build MODULE OUTPUT PACKAGE: builds PACKAGE of test/tools/MODULE as
+# $bin/OUTPUT unless the stamp of the module's go.sum says it is current.
+build() {
+	module=$1 out=$2 pkg=$3
+	stamp="$bin/.$out.stamp"
+	want=$(cat "$tools/$module/go.mod" "$tools/$module/go.sum" | sha256sum | cut -d' ' -f1)
+	if [ -x "$bin/$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+		return
+	fi
+	echo "building $out from $pkg (cached in $bin afterwards)" >&2
+	(cd "$tools/$module" && GOFLAGS=-mod=mod go build -trimpath -o "$bin/$out.tmp" "$pkg")
+	mv "$bin/$out.tmp" "$bin/$out"
+	echo "$want" >"$stamp"
+}
+
+build etcd etcd go.etcd.io/etcd/server/v3
+build kube kubectl k8s.io/kubernetes/cmd/kubectl
+build kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+build helm helm helm.sh/helm/v3/cmd/helm
