@@ -6,7 +6,7 @@ CACHE   := $(CURDIR)/.cache
 BIN     := $(CACHE)/bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps build test test-short fuzz demo bench lint clean
+.PHONY: all deps tools build test test-short fuzz demo bench lint clean
 
 all: build
 
@@ -15,18 +15,29 @@ build: deps
 	@mkdir -p $(BIN)
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-## deps: what building and testing need beyond Go: modules, and a C
-## compiler for the race detector (installed with apt-get when root)
+## deps: what building and testing need beyond Go: modules, a C compiler
+## for the race detector and iproute2 for the end-to-end tests' network
+## namespaces (installed with apt-get when root)
 deps:
-	@command -v gcc >/dev/null 2>&1 || { \
+	@missing=; \
+	command -v gcc >/dev/null 2>&1 || missing="$$missing gcc libc6-dev"; \
+	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "installing gcc for the race detector"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null; \
-	  else echo "the race detector needs gcc: install it (apt-get install gcc)"; exit 1; fi; }
+	    echo "installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "install$$missing (apt-get install$$missing)"; exit 1; fi; \
+	fi
 	$(GO) mod download
 
+## tools: kube-apiserver, kubectl, etcd and helm for the end-to-end tests,
+## built from pinned modules into .cache/bin (about ten minutes the first
+## time on two cores, then cached)
+tools:
+	./test/tools/build.sh $(BIN)
+
 ## test: run every test (what CI runs), then the fuzz tests for a short time
-test: deps lint
+test: deps tools lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 

@@ -1,5 +1,7 @@
 // Command ramjet-ingress is Ramjet's Kubernetes controller.
 //
+//	ramjet-ingress run --base F --out D --admin-socket S [flags]   the controller
+//	ramjet-ingress bootstrap --base F --out D                      the first configuration
 //	ramjet-ingress translate -f PATH [flags]   what Ramjet would serve for manifests
 //	ramjet-ingress annotations                 the compiled-in annotation families
 package main
@@ -21,18 +23,22 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: ramjet-ingress translate|annotations [flags]")
+		fmt.Fprintln(os.Stderr, "usage: ramjet-ingress run|bootstrap|translate|annotations [flags] (--help for each)")
 		os.Exit(2)
 	}
 	var err error
 	code := 0
 	switch cmd, args := os.Args[1], os.Args[2:]; cmd {
+	case "run":
+		err = run(args)
+	case "bootstrap":
+		err = bootstrap(args)
 	case "translate":
 		code, err = translate(args)
 	case "annotations":
 		err = annotations(args)
 	default:
-		err = fmt.Errorf("unknown command %q; the commands are translate and annotations", cmd)
+		err = fmt.Errorf("unknown command %q; the commands are run, bootstrap, translate and annotations", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ramjet-ingress:", err)

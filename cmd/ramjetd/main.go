@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/ramjet-dev/ramjet/dataplane/admin"
 	"github.com/ramjet-dev/ramjet/dataplane/daemon"
+	"github.com/ramjet-dev/ramjet/dataplane/logging"
 )
 
 func main() {
@@ -51,12 +51,12 @@ func serve(args []string) error {
 	configPath := fs.String("config", "/etc/ramjet/ramjet.yaml", "configuration file")
 	drain := fs.Duration("drain-delay", daemon.DefaultDrainDelay, "after SIGTERM, keep serving this long with /readyz failing")
 	shutdown := fs.Duration("shutdown-timeout", daemon.DefaultShutdownTimeout, "after the drain delay, wait this long for requests in flight")
-	level := fs.String("log-level", envOr("RAMJET_LOG", "info"), "debug, info, warn or error (or RAMJET_LOG)")
+	level := fs.String("log-level", logging.DefaultLevel(), "debug, info, warn or error (or RAMJET_LOG)")
 	format := fs.String("log-format", "text", "text or json")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	log, err := newLogger(*level, *format, os.Stderr)
+	log, err := logging.New(*level, *format, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -112,26 +112,4 @@ func upstreams(args []string) error {
 		return admin.WritePool(os.Stdout, pool)
 	}
 	return fmt.Errorf("usage: ramjetd upstreams [show POOL] --admin-socket PATH")
-}
-
-func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: l}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

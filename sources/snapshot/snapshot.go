@@ -80,7 +80,10 @@ func (s *Snapshot) Add(obj any) bool {
 // that translation does not depend on the order objects arrived in.
 func (s *Snapshot) Sort() {
 	slices.SortFunc(s.Ingresses, func(a, b *networkingv1.Ingress) int {
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
 	})
 	for _, slices_ := range s.EndpointSlices {
 		slices.SortFunc(slices_, func(a, b *discoveryv1.EndpointSlice) int { return strings.Compare(a.Name, b.Name) })

@@ -1,0 +1,398 @@
+package harness
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Ports the backends listen on (each backend has its own address, so all
+// of a Service's endpoints share the port, as an EndpointSlice requires).
+const (
+	BackendPort    = 8080
+	TLSBackendPort = 8443
+)
+
+// benchmarkSubnets counts the /24s of 198.18.0.0/15 (RFC 2544, for network
+// benchmarks): every Network takes one of them.
+const benchmarkSubnets = 512
+
+// lockDir holds a lock file for each /24 a Network has used (the files stay:
+// removing one would race with a process opening it). A flock ends with its
+// process, so a /24 whose lock is free belongs to nobody alive.
+const lockDir = "/run/ramjet-harness"
+
+// Network is a network namespace joined to the host by a veth pair, with
+// a /24 of 198.18.0.0/15: the host side has .1, each backend one more
+// address from .2 up. Traffic from the host (the test process, ramjetd)
+// reaches the backends directly; nothing is routed elsewhere.
+type Network struct {
+	// Name is the namespace's name (`ip netns exec NAME ...`).
+	Name string
+	// Prefix is the /24 of the network.
+	Prefix netip.Prefix
+	// HostIP is the host side's address (the source of the host's
+	// connections to the backends).
+	HostIP netip.Addr
+
+	hostLink, nsLink string
+	lock             *os.File
+
+	mu       sync.Mutex
+	next     int // host number of the next address
+	backends []*Backend
+	closed   bool
+}
+
+// NewNetwork creates a Network that is removed when t ends. It fails t
+// when the harness is not root or `ip` (iproute2) is missing: end-to-end
+// tests need both and must not silently skip.
+func NewNetwork(t testing.TB) *Network {
+	t.Helper()
+	n, err := CreateNetwork()
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := n.Close(); err != nil {
+			t.Errorf("harness: %v", err)
+		}
+	})
+	return n
+}
+
+// CreateNetwork is NewNetwork for a caller without a testing.TB; the caller
+// must call Close. It picks a free /24 at random (parallel tests and test
+// binaries never share one), after removing the networks that killed test
+// binaries left behind.
+func CreateNetwork() (*Network, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("network namespaces need root: run the end-to-end tests as root (CI does)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return nil, errors.New("network namespaces need the ip command: apt-get install iproute2")
+	}
+	if err := os.MkdirAll(lockDir, 0o755); err != nil {
+		return nil, err
+	}
+	reap()
+	for _, i := range rand.Perm(benchmarkSubnets) {
+		lock, err := lockSubnet(i)
+		if err != nil {
+			return nil, err
+		}
+		if lock == nil {
+			continue // a live harness's
+		}
+		n := newNetwork(i, lock)
+		n.teardown() // what a killed test binary left in this /24
+		if hostUses(n.Prefix) {
+			lock.Close()
+			continue
+		}
+		if err := n.setup(); err != nil {
+			n.teardown()
+			lock.Close()
+			return nil, err
+		}
+		return n, nil
+	}
+	return nil, errors.New("no free /24 in 198.18.0.0/15")
+}
+
+// newNetwork describes the network of the i-th /24, whose lock is held.
+func newNetwork(i int, lock *os.File) *Network {
+	b, c := byte(18+i/256), byte(i%256)
+	return &Network{
+		Name:     fmt.Sprintf("ramjet-%d-%d", b, c),
+		Prefix:   netip.PrefixFrom(netip.AddrFrom4([4]byte{198, b, c, 0}), 24),
+		HostIP:   netip.AddrFrom4([4]byte{198, b, c, 1}),
+		hostLink: fmt.Sprintf("rjh%03x", i),
+		nsLink:   fmt.Sprintf("rjn%03x", i),
+		lock:     lock,
+		next:     2,
+	}
+}
+
+// lockSubnet takes the lock of the i-th /24, or returns nil when a live
+// process holds it.
+func lockSubnet(i int) (*os.File, error) {
+	name := fmt.Sprintf("198.%d.%d.0.lock", 18+i/256, i%256)
+	lock, err := os.OpenFile(filepath.Join(lockDir, name), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		lock.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("locking %s: %w", lock.Name(), err)
+	}
+	return lock, nil
+}
+
+// reap removes the networks whose lock nobody holds: those of test
+// binaries that ended without Close (killed, or timed out).
+func reap() {
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		var b, c int
+		if _, err := fmt.Sscanf(e.Name(), "ramjet-%d-%d", &b, &c); err != nil || b < 18 || b > 19 || c < 0 || c > 255 {
+			continue
+		}
+		i := (b-18)*256 + c
+		lock, err := lockSubnet(i)
+		if err != nil || lock == nil {
+			continue
+		}
+		if n := newNetwork(i, lock); n.Name == e.Name() {
+			n.teardown()
+		}
+		lock.Close()
+	}
+}
+
+// hostUses reports whether an address of the host's interfaces overlaps p.
+func hostUses(p netip.Prefix) bool {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return true
+	}
+	for _, a := range addrs {
+		if q, err := netip.ParsePrefix(a.String()); err == nil && q.Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *Network) setup() error {
+	host := n.HostIP.String() + "/24"
+	for _, args := range [][]string{
+		{"netns", "add", n.Name},
+		{"link", "add", n.hostLink, "type", "veth", "peer", "name", n.nsLink, "netns", n.Name},
+		{"addr", "add", host, "dev", n.hostLink},
+		{"link", "set", n.hostLink, "up"},
+		{"-n", n.Name, "link", "set", "lo", "up"},
+		{"-n", n.Name, "link", "set", n.nsLink, "up"},
+	} {
+		if err := ip(args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// teardown removes the veth pair and the namespace, ignoring what is not
+// there.
+func (n *Network) teardown() {
+	_ = ip("link", "del", n.hostLink) // also removes the peer
+	_ = ip("netns", "del", n.Name)
+}
+
+// Close stops the backends and removes the namespace and the veth pair.
+func (n *Network) Close() error {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.closed = true
+	backends := n.backends
+	n.mu.Unlock()
+	for _, b := range backends {
+		b.Close()
+	}
+	n.teardown()
+	defer n.lock.Close()
+	if _, err := os.Stat(filepath.Join("/run/netns", n.Name)); err == nil {
+		return fmt.Errorf("network namespace %s could not be removed", n.Name)
+	}
+	return nil
+}
+
+// AddAddr adds the next free address of the /24 to the namespace's side of
+// the veth pair and returns it.
+func (n *Network) AddAddr() (netip.Addr, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return netip.Addr{}, errors.New("network " + n.Name + " is closed")
+	}
+	if n.next > 254 {
+		return netip.Addr{}, errors.New("network " + n.Name + " has no address left")
+	}
+	a4 := n.Prefix.Addr().As4()
+	a4[3] = byte(n.next)
+	addr := netip.AddrFrom4(a4)
+	if err := ip("-n", n.Name, "addr", "add", addr.String()+"/24", "dev", n.nsLink); err != nil {
+		return netip.Addr{}, err
+	}
+	n.next++
+	return addr, nil
+}
+
+// Listen opens a TCP listener on addr inside the namespace (addr must be
+// one of AddAddr's, or port 0 of any). The socket keeps the namespace it
+// was created in, so it may be used from any goroutine.
+func (n *Network) Listen(addr netip.AddrPort) (net.Listener, error) {
+	type result struct {
+		l   net.Listener
+		err error
+	}
+	done := make(chan result, 1)
+	// A goroutine of its own: if the thread cannot get back to the host's
+	// namespace it stays locked, and Go ends it with the goroutine.
+	go func() {
+		runtime.LockOSThread()
+		host, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		defer host.Close()
+		target, err := os.Open(filepath.Join("/run/netns", n.Name))
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		defer target.Close()
+		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: fmt.Errorf("entering network namespace %s: %w", n.Name, err)}
+			return
+		}
+		l, err := net.Listen("tcp", addr.String())
+		if err := unix.Setns(int(host.Fd()), unix.CLONE_NEWNET); err != nil {
+			if l != nil {
+				l.Close()
+			}
+			done <- result{err: fmt.Errorf("leaving network namespace %s: %w", n.Name, err)}
+			return // still locked: the thread ends with this goroutine
+		}
+		runtime.UnlockOSThread()
+		done <- result{l, err}
+	}()
+	r := <-done
+	return r.l, r.err
+}
+
+// Backend is an HTTP server in a Network.
+type Backend struct {
+	// Name is the name given to Backend; the default handler answers it.
+	Name string
+	// IP is the backend's own address in the Network's /24.
+	IP string
+	// Port is BackendPort, or TLSBackendPort for a TLS backend.
+	Port int32
+	// Addr is IP:Port and URL http://IP:Port/ (https for TLS).
+	Addr, URL string
+
+	srv  *http.Server
+	once sync.Once
+}
+
+// Backend starts an HTTP server on a new address of n, port BackendPort,
+// serving handler; a nil handler answers every request with 200, the
+// header X-Backend: name and the body "name\n". It stops when t ends (or
+// with Close); its address stays, so connections to it are refused.
+func (n *Network) Backend(t testing.TB, name string, handler http.Handler) *Backend {
+	t.Helper()
+	return n.backend(t, name, handler, nil)
+}
+
+// TLSBackend is Backend serving TLS with config (which holds the
+// certificate) on port TLSBackendPort.
+func (n *Network) TLSBackend(t testing.TB, name string, handler http.Handler, config *tls.Config) *Backend {
+	t.Helper()
+	if config == nil {
+		t.Fatal("harness: TLSBackend needs a tls.Config with a certificate")
+	}
+	return n.backend(t, name, handler, config)
+}
+
+func (n *Network) backend(t testing.TB, name string, handler http.Handler, config *tls.Config) *Backend {
+	t.Helper()
+	b, err := n.Serve(name, handler, config)
+	if err != nil {
+		t.Fatalf("harness: backend %s: %v", name, err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+// Serve is Backend (config nil) or TLSBackend for a caller without a
+// testing.TB; Network.Close stops it.
+func (n *Network) Serve(name string, handler http.Handler, config *tls.Config) (*Backend, error) {
+	if handler == nil {
+		handler = nameHandler(name)
+	}
+	addr, err := n.AddAddr()
+	if err != nil {
+		return nil, err
+	}
+	port, scheme := BackendPort, "http"
+	if config != nil {
+		port, scheme = TLSBackendPort, "https"
+	}
+	l, err := n.Listen(netip.AddrPortFrom(addr, uint16(port)))
+	if err != nil {
+		return nil, err
+	}
+	if config != nil {
+		l = tls.NewListener(l, config)
+	}
+	hostPort := net.JoinHostPort(addr.String(), strconv.Itoa(port))
+	b := &Backend{
+		Name: name, IP: addr.String(), Port: int32(port), Addr: hostPort,
+		URL: scheme + "://" + hostPort + "/",
+		srv: &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second},
+	}
+	n.mu.Lock()
+	n.backends = append(n.backends, b)
+	n.mu.Unlock()
+	go func() { _ = b.srv.Serve(l) }()
+	return b, nil
+}
+
+// Close stops the server and closes its connections.
+func (b *Backend) Close() {
+	b.once.Do(func() { _ = b.srv.Close() })
+}
+
+// nameHandler answers every request with the backend's name.
+func nameHandler(name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Backend", name)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte(name + "\n"))
+	})
+}
+
+// ip runs the ip command; the error carries its output.
+func ip(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package harness
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// adminUser is the client certificate's user; its group system:masters
+// is allowed everything by the API server's RBAC bootstrap policy.
+const adminUser = "ramjet-admin"
+
+// pki holds the credentials of one cluster, PEM-encoded.
+type pki struct {
+	caCert                []byte
+	serverCert, serverKey []byte
+	clientCert, clientKey []byte
+	// saKey signs service account tokens and saPub verifies them.
+	saKey, saPub []byte
+}
+
+// newPKI makes a CA, the API server's serving certificate (127.0.0.1 and
+// localhost) and the admin client certificate, valid for a day.
+func newPKI() (*pki, error) {
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	caTmpl := certTemplate("ramjet-harness-ca")
+	caTmpl.IsCA, caTmpl.BasicConstraintsValid = true, true
+	caTmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
+	if err != nil {
+		return nil, err
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		return nil, err
+	}
+	p := &pki{caCert: pemBlock("CERTIFICATE", caDER)}
+
+	server := certTemplate("kube-apiserver")
+	server.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	server.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
+	server.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}
+	if p.serverCert, p.serverKey, err = issue(server, ca, caKey); err != nil {
+		return nil, err
+	}
+
+	client := certTemplate(adminUser)
+	client.Subject.Organization = []string{"system:masters"}
+	client.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	if p.clientCert, p.clientKey, err = issue(client, ca, caKey); err != nil {
+		return nil, err
+	}
+
+	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	if p.saKey, err = keyPEM(saKey); err != nil {
+		return nil, err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(saKey.Public())
+	if err != nil {
+		return nil, err
+	}
+	p.saPub = pemBlock("PUBLIC KEY", pub)
+	return p, nil
+}
+
+// certTemplate returns a certificate template named cn, valid from an hour
+// ago (clock skew) for a day.
+func certTemplate(cn string) *x509.Certificate {
+	serial, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	return &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+	}
+}
+
+// issue signs tmpl with the CA and returns the certificate and its new key.
+func issue(tmpl, ca *x509.Certificate, caKey crypto.Signer) (certPEM, key []byte, err error) {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, k.Public(), caKey)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err = keyPEM(k)
+	return pemBlock("CERTIFICATE", der), key, err
+}
+
+// SelfSigned returns a self-signed certificate for hosts (IP addresses and
+// DNS names), valid for a day, and a pool that trusts it: for a TLSBackend
+// and the clients that check it.
+func SelfSigned(hosts ...string) (tls.Certificate, *x509.CertPool, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	tmpl := certTemplate("ramjet-harness-backend")
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool, nil
+}
+
+func keyPEM(k crypto.Signer) ([]byte, error) {
+	der, err := x509.MarshalPKCS8PrivateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	return pemBlock("PRIVATE KEY", der), nil
+}
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}
+
+// write stores the credentials in dir under the names the API server's
+// flags use, readable by the owner only.
+func (p *pki) write(dir string) error {
+	for name, data := range map[string][]byte{
+		"ca.crt":        p.caCert,
+		"apiserver.crt": p.serverCert,
+		"apiserver.key": p.serverKey,
+		"sa.key":        p.saKey,
+		"sa.pub":        p.saPub,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
