@@ -198,3 +198,53 @@ func get(t *testing.T, client *http.Client, url string) string {
 	}
 	return string(body)
 }
+
+// TestRamjet runs an ingress pod against the cluster: an Ingress applied
+// with kubectl is served by ramjetd from a backend in the network
+// namespace.
+func TestRamjet(t *testing.T) {
+	c := StartAPIServer(t)
+	network := NewNetwork(t)
+	backend := network.Backend(t, "web", nil)
+	ctx := context.Background()
+	if _, err := c.Client.CoreV1().Services("default").Create(ctx, Service("default", "web", 80, BackendPort), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.DiscoveryV1().EndpointSlices("default").Create(ctx, EndpointSlice("default", "web", BackendPort, backend.IP), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := StartRamjet(t, c, RamjetOptions{})
+	c.Apply(t, `
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: default}
+spec:
+  ingressClassName: ramjet
+  rules:
+    - host: web.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`)
+	client := r.Client(nil)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := client.Get("http://web.example.com/")
+		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.TrimSpace(string(body)) == "web" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("web.example.com is not served by the backend after 20 s (last: %v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
