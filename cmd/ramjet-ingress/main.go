@@ -7,6 +7,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -39,6 +40,9 @@ func main() {
 		err = annotations(args)
 	default:
 		err = fmt.Errorf("unknown command %q; the commands are run, bootstrap, translate and annotations", cmd)
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		os.Exit(0)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ramjet-ingress:", err)

@@ -118,6 +118,53 @@ func TestTranslateCommand(t *testing.T) {
 			}
 		}
 	})
+	t.Run("run refuses bad flags at start, naming them", func(t *testing.T) {
+		dir := t.TempDir()
+		base := filepath.Join(dir, "base.yaml")
+		os.WriteFile(base, []byte("server:\n  listeners:\n    http: {address: \"127.0.0.1:0\"}\n    https: {address: \"127.0.0.1:0\", tls: {}}\n"), 0o600)
+		required := []string{"run", "--base", base, "--out", dir, "--admin-socket", filepath.Join(dir, "s")}
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"run"}, "--base is required"},
+			{[]string{"run", "--base", base}, "--out is required"},
+			{[]string{"run", "--base", base, "--out", dir}, "--admin-socket is required"},
+			{required, "needs --publish-service or --publish-address"},
+			{append(required, "--no-status-update", "--debounce", "-1s"), "--debounce must be 0 or more"},
+			{append(required, "--no-status-update", "--annotations", "nope"), `"nope" is not a family`},
+			{append(required, "--no-status-update", "--default-backend", "x"), `--default-backend "x": want namespace/name:port`},
+			{append(required, "--publish-address", "not an address!"), `--publish-address: "not an address!" is neither an IP address nor a host name`},
+			{append(required, "--publish-service", "noslash"), `--publish-service "noslash": want namespace/name`},
+			{append(required, "--no-status-update", "--kubeconfig", filepath.Join(dir, "missing")), "connecting to the API server"},
+			{append(required, "--no-status-update", "--log-level", "loud"), `--log-level "loud"`},
+		} {
+			out, code := run("", tc.args...)
+			if code != 2 || !strings.Contains(out, tc.want) {
+				t.Errorf("%v: exit %d, want 2 with %q:\n%s", tc.args[1:], code, tc.want, out)
+			}
+		}
+	})
+	t.Run("bootstrap writes a configuration that 404s", func(t *testing.T) {
+		dir := t.TempDir()
+		base := filepath.Join(dir, "base.yaml")
+		os.WriteFile(base, []byte("server:\n  listeners:\n    http: {address: \"127.0.0.1:0\"}\n    https: {address: \"127.0.0.1:0\", tls: {}}\n"), 0o600)
+		if out, code := run("", "bootstrap", "--base", base, "--out", dir); code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		info, err := os.Stat(filepath.Join(dir, "ramjet.yaml"))
+		if err != nil || info.Mode().Perm() != 0o600 {
+			t.Errorf("ramjet.yaml: %v, mode %v; want mode 0600", err, info.Mode().Perm())
+		}
+		if out, code := run("", "bootstrap", "--base", base, "--out", dir, "--https-listener", "tls"); code != 2 || !strings.Contains(out, `--https-listener "tls"`) {
+			t.Errorf("a missing HTTPS listener: exit %d:\n%s", code, out)
+		}
+	})
+	t.Run("help exits 0", func(t *testing.T) {
+		if out, code := run("", "run", "--help"); code != 0 || !strings.Contains(out, "usage: ramjet-ingress run") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	})
 	t.Run("annotations lists the families", func(t *testing.T) {
 		out, code := run("", "annotations", "--annotations", "all,-rewrite")
 		if code != 0 || !strings.Contains(out, "rewrite (disabled)") || !strings.Contains(out, "nginx.ingress.kubernetes.io/auth-tls-*") {

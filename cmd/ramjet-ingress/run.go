@@ -38,6 +38,7 @@ type runFlags struct {
 	electionNamespace, listen, logLevel, logFormat string
 	noStatus                                       bool
 	debounce, resync, retry                        time.Duration
+	publish                                        controller.Publish
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet) {
@@ -51,7 +52,7 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.publishAddress, "publish-address", "", "comma-separated IP addresses or host names for the Ingresses' status, instead of --publish-service")
 	fs.BoolVar(&f.noStatus, "no-status-update", false, "never write the Ingresses' status")
 	fs.StringVar(&f.electionID, "election-id", "ramjet-ingress-leader", "name of the leader election Lease")
-	fs.StringVar(&f.electionNamespace, "election-namespace", envOr("POD_NAMESPACE", "default"), "namespace of the Lease (default: $POD_NAMESPACE)")
+	fs.StringVar(&f.electionNamespace, "election-namespace", envOr("POD_NAMESPACE", "default"), "namespace of the Lease ($POD_NAMESPACE when set)")
 	fs.StringVar(&f.listen, "listen", ":10254", "address of /healthz, /readyz and /metrics")
 	fs.DurationVar(&f.debounce, "debounce", 200*time.Millisecond, "a lone change is published at once; a burst is coalesced into at most one more rebuild per window")
 	fs.DurationVar(&f.resync, "resync", 30*time.Second, "interval at which every pool's members are sent again")
@@ -63,22 +64,30 @@ func (f *runFlags) register(fs *pflag.FlagSet) {
 // check refuses bad values at start, naming the flag.
 func (f *runFlags) check() error {
 	switch {
+	case f.base == "":
+		return errors.New("--base is required: the base configuration (listeners, health, admin socket)")
 	case f.out == "":
 		return errors.New("--out is required: the directory shared with ramjetd")
 	case f.adminSocket == "":
 		return errors.New("--admin-socket is required: the admin socket of the ramjetd in this pod")
 	case f.debounce < 0 || f.resync <= 0 || f.retry <= 0:
 		return errors.New("--debounce must be 0 or more, --resync and --retry above 0")
-	case !f.noStatus && f.publishService == "" && f.publishAddress == "":
-		return errors.New("the Ingresses' status needs --publish-service or --publish-address; or turn it off with --no-status-update")
+	case f.noStatus:
+		return nil
 	}
-	return nil
+	var err error
+	f.publish, err = controller.ParsePublish(f.publishService, f.publishAddress)
+	return err
 }
 
 func run(args []string) error {
 	fs := pflag.NewFlagSet("ramjet-ingress run", pflag.ContinueOnError)
 	var f runFlags
 	f.register(fs)
+	fs.Usage = usage(fs, "ramjet-ingress run --base FILE --out DIR --admin-socket SOCKET [flags]",
+		"The controller: watches IngressClasses, Ingresses, Services, EndpointSlices and the Secrets they name,\n"+
+			"writes ramjet.yaml and its files into --out, reloads the ramjetd of this pod through --admin-socket\n"+
+			"and sends it pool members. See docs/controller.md.")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -145,11 +154,7 @@ func (f *runFlags) reporters(ctx context.Context, client kubernetes.Interface, l
 	}
 	out := []controller.Reporter{events}
 	if !f.noStatus {
-		status, err := controller.NewStatus(client, f.publishService, f.publishAddress, log)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, status)
+		out = append(out, controller.NewStatus(client, f.publish, log))
 	}
 	return out, nil
 }
@@ -192,6 +197,9 @@ func identity() string {
 
 func bootstrap(args []string) error {
 	fs := pflag.NewFlagSet("ramjet-ingress bootstrap", pflag.ContinueOnError)
+	fs.Usage = usage(fs, "ramjet-ingress bootstrap --base FILE --out DIR",
+		"Writes the first ramjet.yaml (the base's listeners, no applications: every request answers 404),\n"+
+			"for ramjetd to start with before the controller's first configuration.")
 	var f translationFlags
 	fs.StringVar(&f.base, "base", "", "base configuration (listeners, health, admin socket) (required)")
 	out := fs.String("out", "", "directory to write ramjet.yaml into (required)")
@@ -228,4 +236,11 @@ func orAll(namespace string) string {
 		return "all"
 	}
 	return namespace
+}
+
+// usage prints a command's synopsis, what it does and its flags.
+func usage(fs *pflag.FlagSet, synopsis, doc string) func() {
+	return func() {
+		fmt.Fprintf(os.Stderr, "usage: %s\n\n%s\n\nflags:\n%s", synopsis, doc, fs.FlagUsages())
+	}
 }

@@ -171,6 +171,7 @@ func (c *Controller) rebuild(ctx context.Context) {
 	seen := c.dirtySince
 	c.lastBuild, c.dirtySince = time.Now(), time.Time{}
 	snap, err := c.watch.Snapshot(ctx)
+	snapped := time.Now()
 	if err != nil {
 		if !c.ready.Load() {
 			// Publishing without a Secret would refuse basic-auth Ingresses
@@ -183,11 +184,13 @@ func (c *Controller) rebuild(ctx context.Context) {
 		c.log.Warn("publishing without Secrets that could not be read; they keep their last known state", "error", err)
 	}
 	out := sources.Translate(snap, c.opts.Base, c.opts.Translate)
+	translated := time.Now()
 	c.metrics.observeObjects(out.Objects)
 	for _, p := range out.Problems {
 		c.log.Warn("flag problem", "problem", p)
 	}
 	reloaded, err := c.publisher.Structure(ctx, out.Config, out.Files)
+	structured := time.Now()
 	if err != nil {
 		c.failed("the configuration was not loaded", err)
 		c.metrics.reloadFailures.Inc()
@@ -199,6 +202,7 @@ func (c *Controller) rebuild(ctx context.Context) {
 		return
 	}
 	sent, err := c.publisher.Members(ctx, out.Config, !c.ready.Load())
+	published := time.Now()
 	c.metrics.memberUpdate(sent, err)
 	if err != nil {
 		c.failed("members were not sent", err)
@@ -212,7 +216,10 @@ func (c *Controller) rebuild(ctx context.Context) {
 	if !c.ready.Swap(true) {
 		c.log.Info("first configuration loaded; ready")
 	}
-	c.log.Debug("rebuilt", "reloaded", reloaded, "pools sent", sent, "summary", out.Summary())
+	// The phases' durations (test/bench/controller.sh reads them).
+	c.log.Debug("rebuilt", "reloaded", reloaded, "pools sent", sent, "summary", out.Summary(),
+		"snapshot", snapped.Sub(c.lastBuild), "translate", translated.Sub(snapped),
+		"structure", structured.Sub(translated), "members", published.Sub(structured))
 	if c.leader.Load() {
 		for _, r := range c.reporters {
 			r.Report(ctx, snap, out)

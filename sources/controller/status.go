@@ -25,36 +25,45 @@ import (
 // writes only when the address changed, and never clears it (not at
 // shutdown either: another replica takes over).
 type Status struct {
-	client  kubernetes.Interface
-	service *snapshot.Key // --publish-service
-	fixed   []networkingv1.IngressLoadBalancerIngress
-	log     *slog.Logger
+	client kubernetes.Interface
+	target Publish
+	log    *slog.Logger
 }
 
-// NewStatus checks --publish-service ("namespace/name") and
+// Publish is where the Ingresses are reached: a Service's address, or
+// fixed addresses.
+type Publish struct {
+	service *snapshot.Key // --publish-service
+	fixed   []networkingv1.IngressLoadBalancerIngress
+}
+
+// ParsePublish checks --publish-service ("namespace/name") and
 // --publish-address (comma-separated IP addresses or host names); one of
 // them is needed.
-func NewStatus(client kubernetes.Interface, publishService, publishAddress string, log *slog.Logger) (*Status, error) {
-	s := &Status{client: client, log: log}
+func ParsePublish(publishService, publishAddress string) (Publish, error) {
 	switch {
 	case publishService != "" && publishAddress != "":
-		return nil, fmt.Errorf("--publish-service and --publish-address: give one of them")
+		return Publish{}, fmt.Errorf("--publish-service and --publish-address: give one of them")
 	case publishService != "":
 		key, ok := snapshot.ParseKey(publishService)
 		if !ok {
-			return nil, fmt.Errorf("--publish-service %q: want namespace/name", publishService)
+			return Publish{}, fmt.Errorf("--publish-service %q: want namespace/name", publishService)
 		}
-		s.service = &key
+		return Publish{service: &key}, nil
 	case publishAddress != "":
 		fixed, err := ParseAddresses(publishAddress)
 		if err != nil {
-			return nil, fmt.Errorf("--publish-address: %w", err)
+			return Publish{}, fmt.Errorf("--publish-address: %w", err)
 		}
-		s.fixed = fixed
-	default:
-		return nil, fmt.Errorf("status needs --publish-service or --publish-address (or --no-status-update)")
+		return Publish{fixed: fixed}, nil
 	}
-	return s, nil
+	return Publish{}, fmt.Errorf("the Ingresses' status needs --publish-service or --publish-address; or turn it off with --no-status-update")
+}
+
+// NewStatus writes the status of the served Ingresses with target's
+// address.
+func NewStatus(client kubernetes.Interface, target Publish, log *slog.Logger) *Status {
+	return &Status{client: client, target: target, log: log}
 }
 
 // ParseAddresses reads a comma-separated list of IP addresses and host
@@ -102,16 +111,17 @@ func (s *Status) Report(ctx context.Context, snap *snapshot.Snapshot, out *sourc
 
 // addresses is where the Ingresses are reached.
 func (s *Status) addresses(ctx context.Context) ([]networkingv1.IngressLoadBalancerIngress, error) {
-	if s.service == nil {
-		return s.fixed, nil
+	service := s.target.service
+	if service == nil {
+		return s.target.fixed, nil
 	}
-	svc, err := s.client.CoreV1().Services(s.service.Namespace).Get(ctx, s.service.Name, metav1.GetOptions{})
+	svc, err := s.client.CoreV1().Services(service.Namespace).Get(ctx, service.Name, metav1.GetOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("--publish-service %s: %w", s.service, err)
+		return nil, fmt.Errorf("--publish-service %s: %w", service, err)
 	}
 	addresses := serviceAddresses(svc)
 	if len(addresses) == 0 {
-		return nil, fmt.Errorf("--publish-service %s has no address yet", s.service)
+		return nil, fmt.Errorf("--publish-service %s has no address yet", service)
 	}
 	return addresses, nil
 }
