@@ -6,7 +6,7 @@ CACHE   := $(CURDIR)/.cache
 BIN     := $(CACHE)/bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps tools build test test-short fuzz demo bench lint clean
+.PHONY: all deps tools build test test-short fuzz demo demo-ramjetd bench lint clean
 
 all: build
 
@@ -59,8 +59,19 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-## demo: run ramjetd with local backends and print commands to try
+## demo: Ramjet doing its job: a local kube-apiserver and etcd, example
+## backends in a network namespace, ramjetd and the controller serving
+## examples/ingress; prints commands to try and runs until Ctrl-C (needs
+## root; the first run builds the API server, about ten minutes)
 demo:
+	@mkdir -p $(BIN)
+	@echo "==> building the demo program (the first time it compiles client-go: a few minutes)"
+	@$(GO) build -o $(BIN)/ramjet-demo ./examples/demo
+	@$(BIN)/ramjet-demo
+
+## demo-ramjetd: the older demo of ramjetd alone with local backends, no
+## Kubernetes
+demo-ramjetd:
 	./examples/ramjetd/demo.sh
 
 ## bench: the data plane's Go benchmarks

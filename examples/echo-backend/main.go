@@ -1,4 +1,4 @@
-// Command echo-backend is the backend of `make demo`: an HTTP server that
+// Command echo-backend is the backend of `make demo-ramjetd`: an HTTP server that
 // answers every request with one line of plain text saying which backend
 // answered, what it received and the forwarding headers the proxy added.
 //

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# demo.sh (`make demo`): ramjetd, Ramjet's data plane, in front of three
-# local backends, with a set of curl commands to try. It runs until Ctrl-C,
-# then stops everything and removes its run folder.
+# demo.sh (`make demo-ramjetd`): ramjetd, Ramjet's data plane, alone in
+# front of three local backends, without Kubernetes, with a set of curl
+# commands to try. It runs until Ctrl-C, then stops everything and removes
+# its run folder. (`make demo` is the demo of the whole of Ramjet, the
+# controller with a local API server: examples/demo.)
 #
 # Steps: build ramjetd and the demo tools into .cache/bin, make a demo CA
 # and certificate, start the backends (web-a, web-b, api), write ramjet.yaml
@@ -103,7 +105,7 @@ check_port() { # VARIABLE PORT
 	if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then
 		local other=$((10#$2 + 10000))
 		[ "$other" -gt 65535 ] && other=$((10#$2 - 10000))
-		die "port $2 on 127.0.0.1 is already in use (see: ss -ltnp 'sport = :$2'); stop what uses it or choose another port, for example: $1=$other make demo"
+		die "port $2 on 127.0.0.1 is already in use (see: ss -ltnp 'sport = :$2'); stop what uses it or choose another port, for example: $1=$other make demo-ramjetd"
 	fi
 }
 

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // RamjetOptions configure the Ramjet a test runs.
@@ -49,13 +51,24 @@ type Ramjet struct {
 // ramjetBinaries builds ramjetd and ramjet-ingress once per test binary.
 var ramjetBinaries = sync.OnceValues(buildRamjet)
 
+// buildRamjet builds ramjetd and ramjet-ingress from the working tree into
+// .cache/test-bin (go build's cache makes it quick when nothing changed),
+// under a lock, as test binaries of several packages run at once.
 func buildRamjet() (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
-	dir, err := os.MkdirTemp("", "ramjet-bin-")
+	dir := filepath.Join(root, ".cache", "test-bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return "", err
 	}
 	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/ramjetd", "./cmd/ramjet-ingress")
