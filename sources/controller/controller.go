@@ -43,7 +43,15 @@ type Publisher interface {
 	Structure(ctx context.Context, cfg *config.Config, files map[string][]byte) (bool, error)
 	// Members sends the pools whose members changed, or every pool.
 	Members(ctx context.Context, cfg *config.Config, all bool) (int, error)
+	// Restarted reports whether ramjetd restarted since the last accepted
+	// reload (it then holds only the file's member seeds).
+	Restarted(ctx context.Context) (bool, error)
 }
+
+// restartCheck is how often the loop asks ramjetd whether it restarted:
+// a restarted ramjetd gets every pool's members at once rather than at the
+// next resync.
+const restartCheck = 2 * time.Second
 
 // Reporter receives the outcome of a rebuild on the leader: Events for the
 // findings, the status of the Ingresses.
@@ -119,6 +127,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.rebuild(ctx)
 	resync := time.NewTicker(c.opts.Resync)
 	defer resync.Stop()
+	restarts := time.NewTicker(restartCheck)
+	defer restarts.Stop()
 	retry := time.NewTicker(c.opts.Retry)
 	defer retry.Stop()
 	debounce := time.NewTimer(0)
@@ -152,6 +162,11 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		case <-resync.C:
 			c.resync(ctx)
+		case <-restarts.C:
+			if restarted, _ := c.publisher.Restarted(ctx); restarted {
+				c.log.Info("ramjetd restarted; sending every pool's members")
+				c.resync(ctx)
+			}
 		}
 	}
 }

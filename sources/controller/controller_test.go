@@ -74,6 +74,8 @@ func (p *fakePublisher) Members(_ context.Context, _ *config.Config, all bool) (
 	return 1, nil
 }
 
+func (p *fakePublisher) Restarted(context.Context) (bool, error) { return false, nil }
+
 func (p *fakePublisher) set(refuse bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

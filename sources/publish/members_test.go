@@ -242,3 +242,37 @@ func TestMembersAfterRestart(t *testing.T) {
 		t.Fatalf("Members after a restart = %d, %v; want 2, nil", sent, err)
 	}
 }
+
+// TestRestarted: a ramjetd that restarted from the file (generation back to
+// 1) is noticed once, and the next Members then sends every pool, since
+// the file's seeds may be older than the members last sent.
+func TestRestarted(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	a, b := backend(t, "A"), backend(t, "B")
+	cfg, files := r.config(site{web: []string{a}, api: []string{a}})
+	if _, err := r.pub.Structure(ctx, cfg, files); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.pub.Members(ctx, cfg, false); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ = r.config(site{web: []string{b}, api: []string{a}})
+	if sent, err := r.pub.Members(ctx, cfg, false); err != nil || sent != 1 {
+		t.Fatalf("Members = %d, %v; want 1 (web changed)", sent, err)
+	}
+	if restarted, err := r.pub.Restarted(ctx); err != nil || restarted {
+		t.Fatalf("Restarted before any restart = %t, %v; want false", restarted, err)
+	}
+	r.stop()
+	r.start()
+	if restarted, err := r.pub.Restarted(ctx); err != nil || !restarted {
+		t.Fatalf("Restarted after a restart = %t, %v; want true", restarted, err)
+	}
+	if restarted, _ := r.pub.Restarted(ctx); restarted {
+		t.Error("a restart was reported twice")
+	}
+	if sent, err := r.pub.Members(ctx, cfg, false); err != nil || sent != 2 {
+		t.Errorf("Members after the restart = %d, %v; want 2 (every pool, the seeds are stale)", sent, err)
+	}
+}

@@ -271,3 +271,23 @@ func structureDigest(cfg *config.Config) (string, error) {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// Restarted asks ramjetd whether it restarted since the last accepted
+// reload: its generation went back (a new process starts from the file at
+// generation 1). A restarted ramjetd holds only the file's seeds, which
+// member-only changes never refresh, so the member records are forgotten:
+// the caller's next Members sends every pool.
+func (p *Publisher) Restarted(ctx context.Context) (bool, error) {
+	status, err := p.admin.Status(ctx)
+	if err != nil {
+		return false, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.generation == 0 || status.Generation >= p.generation {
+		return false, nil
+	}
+	p.generation = status.Generation
+	clear(p.sent)
+	return true, nil
+}
