@@ -292,6 +292,7 @@ func FuzzTranslateIngress(f *testing.F) {
 	for i := range keys {
 		f.Add(uint(i), hostileValues[i%len(hostileValues)], "/", "shop.example.com")
 		f.Add(uint(i), "true", "/api(/|$)(.*)", "*.example.com")
+		f.Add(uint(i), "1", "/broken(", "shop.example.com")
 	}
 	base := fixture(f)
 	f.Fuzz(func(t *testing.T, keyIndex uint, value, path, host string) {

@@ -202,6 +202,9 @@ func (t *translation) path(field string, p networkingv1.HTTPIngressPath) (core.P
 			t.note(core.InvalidConfiguration, "%s: path %s %v; it is not served", field, core.Quote(path.Path), err)
 			return path, false
 		}
+	} else if _, err := config.CompilePathRegex(path.Path); err != nil {
+		t.note(core.InvalidConfiguration, "%s: path %s is matched as a regular expression (use-regex or rewrite-target) and is not a valid one: %v; it is not served", field, core.Quote(path.Path), err)
+		return path, false
 	}
 	path.Backend = t.backend(&p.Backend, field+".backend")
 	return path, true
