@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -115,7 +117,10 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	watch, err := kube.NewForConfig(restConfig, kube.Options{Namespace: f.namespace, SecretKeys: ingress.ReferencedSecrets, ExtraSecrets: extraSecrets(f.defaultCert), Log: log})
+	secretKeys := func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) []snapshot.Key {
+		return ingress.ServedSecrets(snap, ing, opts.IngressOptions)
+	}
+	watch, err := kube.NewForConfig(restConfig, kube.Options{Namespace: f.namespace, SecretKeys: secretKeys, ExtraSecrets: extraSecrets(f.defaultCert), Log: log})
 	if err != nil {
 		return err
 	}
@@ -128,27 +133,49 @@ func run(args []string) error {
 		watch, publisher, metrics, reporters...)
 
 	errs := make(chan error, 2)
+	var loops sync.WaitGroup
 	go func() { errs <- controller.Serve(ctx, f.listen, c.Ready, metrics.Registry, log) }()
 	go watch.Start(ctx)
-	go controller.Elect(ctx, client, f.electionNamespace, f.electionID, identity(), c.SetLeader, log)
-	go func() { errs <- c.Run(ctx) }()
+	loops.Go(func() { controller.Elect(ctx, client, f.electionNamespace, f.electionID, identity(), c.SetLeader, log) })
+	loops.Go(func() { errs <- c.Run(ctx) })
 	log.Info("ramjet-ingress started", "out", f.out, "admin socket", f.adminSocket, "namespace", orAll(f.namespace), "listen", f.listen)
 	select {
-	case err := <-errs:
-		stop()
-		return err
+	case err = <-errs:
 	case <-ctx.Done():
 		log.Info("stopping; the Lease is released and ramjetd keeps serving its configuration")
-		// Give the election a moment to release the Lease.
-		time.Sleep(200 * time.Millisecond)
-		return nil
+	}
+	stop()
+	// The loop finishes a publication it started (so no file is left that
+	// ramjetd was not asked to load) and the election releases the Lease.
+	if !waitFor(&loops, shutdownWait) {
+		log.Warn("stopped before the loop finished", "waited", shutdownWait)
+	}
+	return err
+}
+
+// shutdownWait bounds how long a stopping controller waits for its loop and
+// the Lease release.
+const shutdownWait = 20 * time.Second
+
+// waitFor waits for wg at most d and reports whether it finished.
+func waitFor(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
 
 // reporters are what the leader reports: Events always, status unless
 // turned off.
 func (f *runFlags) reporters(ctx context.Context, client kubernetes.Interface, log *slog.Logger) ([]controller.Reporter, error) {
-	events, err := controller.NewEvents(ctx, client, log)
+	events, err := controller.NewEvents(ctx, client)
 	if err != nil {
 		return nil, err
 	}
@@ -179,6 +206,9 @@ func kubeClient(kubeconfig string) (*rest.Config, kubernetes.Interface, error) {
 		return nil, nil, fmt.Errorf("connecting to the API server (give --kubeconfig outside a cluster): %w", err)
 	}
 	cfg.UserAgent = "ramjet-ingress"
+	// Status writes go one per Ingress: client-go's default of 5 requests
+	// a second would take minutes on a large cluster.
+	cfg.QPS, cfg.Burst = 50, 100
 	client, err := kubernetes.NewForConfig(cfg)
 	return cfg, client, err
 }

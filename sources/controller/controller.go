@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,15 +49,39 @@ type Publisher interface {
 	Restarted(ctx context.Context) (bool, error)
 }
 
-// restartCheck is how often the loop asks ramjetd whether it restarted:
-// a restarted ramjetd gets every pool's members at once rather than at the
-// next resync.
+// How often the loop asks ramjetd whether it restarted (a restarted
+// ramjetd gets every pool's members at once rather than at the next
+// resync), and, before the first configuration is loaded, tries again to
+// reach it.
 const restartCheck = 2 * time.Second
 
-// Reporter receives the outcome of a rebuild on the leader: Events for the
-// findings, the status of the Ingresses.
+// How long a call to ramjetd may take: a ramjetd that accepts connections
+// but does not answer must not stop the loop. The structure channel (files,
+// ramjet.yaml, reload) is not cut by shutdown either: a file ramjetd was
+// never asked to validate must not be left behind.
+const (
+	statusTimeout    = 5 * time.Second
+	membersTimeout   = 30 * time.Second
+	structureTimeout = 60 * time.Second
+)
+
+// Outcome is what one rebuild produced, for the reporters.
+type Outcome struct {
+	Snapshot *snapshot.Snapshot
+	Output   *sources.Output
+	// Published is true when ramjetd loaded the configuration. Events are
+	// written either way (they say why a change has no effect); the status
+	// only for a published configuration.
+	Published bool
+}
+
+// Reporter receives the outcome of rebuilds on the leader: Events for the
+// findings, the status of the Ingresses. Reporters run on a goroutine of
+// their own, never delaying publication, and get only the latest outcome
+// when they fall behind; the last outcome is reported again every resync
+// interval, which retries what failed.
 type Reporter interface {
-	Report(ctx context.Context, snap *snapshot.Snapshot, result *sources.Output)
+	Report(ctx context.Context, o Outcome)
 }
 
 // Options configure the controller.
@@ -83,23 +108,27 @@ type Controller struct {
 	metrics   *Metrics
 	log       *slog.Logger
 
-	// ready is set once the first configuration is loaded and its members
-	// sent (/readyz).
+	// ready is set once the first configuration is loaded (/readyz).
 	ready atomic.Bool
 	// lastBuild is when the last rebuild started; dirtySince is when the
 	// first change not yet rebuilt was seen (zero when none).
 	lastBuild, dirtySince time.Time
-	// failing is true while ramjetd refuses the configuration or cannot be
-	// reached, so that the retry timer rebuilds.
+	// failing is true while ramjetd refuses the configuration, cannot be
+	// reached or did not take members, so that the retry timer rebuilds.
 	failing bool
-	// last is the configuration last published, whose members the resync
-	// sends again.
-	last *config.Config
+	// latest is the configuration of the last rebuild, accepted or not:
+	// the resync sends its members (a pool ramjetd lacks fails alone).
+	latest *config.Config
+	// logged holds what was last logged about flags and ignored
+	// Ingresses, so that a rebuild logs only what changed.
+	logged logState
 	// leader is true while this replica holds the Lease: only the leader
 	// reports (Events, status). leaderChanged asks for a rebuild when it
 	// changes, so that a new leader reports at once.
 	leader        atomic.Bool
 	leaderChanged chan struct{}
+	// outcomes carries the latest outcome to the reporting goroutine.
+	outcomes chan Outcome
 }
 
 // New returns a controller; reporters run only while it is the leader
@@ -109,16 +138,20 @@ func New(opts Options, watch Watch, publisher Publisher, metrics *Metrics, repor
 		opts.Log = slog.Default()
 	}
 	return &Controller{opts: opts, watch: watch, publisher: publisher, reporters: reporters, metrics: metrics,
-		log: opts.Log, leaderChanged: make(chan struct{}, 1)}
+		log: opts.Log, leaderChanged: make(chan struct{}, 1), outcomes: make(chan Outcome, 1)}
 }
 
 // Ready reports whether the first configuration is loaded.
 func (c *Controller) Ready() bool { return c.ready.Load() }
 
 // Run waits for the caches, publishes the first configuration and then
-// rebuilds on every change until ctx ends. It returns the reason the caches
-// never synced, or nil when ctx ended.
+// rebuilds on every change until ctx ends; it returns once its reporting
+// goroutine stopped too. It returns the reason the caches never synced, or
+// nil when ctx ended.
 func (c *Controller) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { c.reportLoop(ctx) })
 	if err := c.watch.WaitForSync(ctx); err != nil {
 		return fmt.Errorf("waiting for the caches: %w", err)
 	}
@@ -163,11 +196,26 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-resync.C:
 			c.resync(ctx)
 		case <-restarts.C:
-			if restarted, _ := c.publisher.Restarted(ctx); restarted {
-				c.log.Info("ramjetd restarted; sending every pool's members")
-				c.resync(ctx)
-			}
+			c.checkRestart(ctx)
 		}
+	}
+}
+
+// checkRestart sends every pool's members to a ramjetd that restarted;
+// before the first configuration is loaded, it tries again to publish it.
+func (c *Controller) checkRestart(ctx context.Context) {
+	if !c.ready.Load() {
+		if c.failing {
+			c.rebuild(ctx)
+		}
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	restarted, _ := c.publisher.Restarted(sctx)
+	cancel()
+	if restarted {
+		c.log.Info("ramjetd restarted; sending every pool's members")
+		c.resync(ctx)
 	}
 }
 
@@ -181,7 +229,8 @@ func (c *Controller) SetLeader(leader bool) {
 	}
 }
 
-// rebuild translates the current snapshot and publishes what changed.
+// rebuild translates the current snapshot, publishes what changed and
+// hands the outcome to the reporters.
 func (c *Controller) rebuild(ctx context.Context) {
 	seen := c.dirtySince
 	c.lastBuild, c.dirtySince = time.Now(), time.Time{}
@@ -199,47 +248,68 @@ func (c *Controller) rebuild(ctx context.Context) {
 		c.log.Warn("publishing without Secrets that could not be read; they keep their last known state", "error", err)
 	}
 	out := sources.Translate(snap, c.opts.Base, c.opts.Translate)
-	translated := time.Now()
-	c.metrics.observeObjects(out.Objects)
-	for _, p := range out.Problems {
-		c.log.Warn("flag problem", "problem", p)
+	c.metrics.observeObjects(out.Objects, len(out.Ignored))
+	c.logged.update(c.log, out)
+	c.latest = out.Config
+	phases := phases{start: c.lastBuild, snapshot: snapped.Sub(c.lastBuild), translate: time.Since(snapped)}
+	published := c.publish(ctx, out, seen, phases)
+	if c.leader.Load() {
+		c.queueReport(Outcome{Snapshot: snap, Output: out, Published: published})
 	}
-	reloaded, err := c.publisher.Structure(ctx, out.Config, out.Files)
-	structured := time.Now()
+}
+
+// phases are the durations of a rebuild's steps (the debug log).
+type phases struct {
+	start                                   time.Time
+	snapshot, translate, structure, members time.Duration
+}
+
+// publish sends the structure, then the members, and reports whether
+// ramjetd loaded the configuration.
+func (c *Controller) publish(ctx context.Context, out *sources.Output, seen time.Time, ph phases) bool {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), structureTimeout)
+	reloaded, err := c.publisher.Structure(sctx, out.Config, out.Files)
+	cancel()
+	ph.structure = time.Since(ph.start) - ph.snapshot - ph.translate
 	if err != nil {
 		c.failed("the configuration was not loaded", err)
 		c.metrics.reloadFailures.Inc()
 		// The pools ramjetd already has still follow their endpoints (a
 		// pool the refused configuration adds is not there: its update
 		// fails and waits for the next accepted reload).
-		sent, err := c.publisher.Members(ctx, out.Config, false)
-		c.metrics.memberUpdate(sent, err)
-		return
+		c.sendMembers(ctx, out.Config, false)
+		return false
 	}
-	sent, err := c.publisher.Members(ctx, out.Config, !c.ready.Load())
-	published := time.Now()
-	c.metrics.memberUpdate(sent, err)
+	first := !c.ready.Swap(true)
+	if first {
+		c.log.Info("first configuration loaded; ready")
+	}
+	// The first configuration sends every pool: ramjetd may hold members
+	// of an earlier controller that the file's seeds do not replace.
+	sent, err := c.sendMembers(ctx, out.Config, first)
+	ph.members = time.Since(ph.start) - ph.snapshot - ph.translate - ph.structure
 	if err != nil {
 		c.failed("members were not sent", err)
-		return
+	} else {
+		c.failing = false
+		c.metrics.synced(time.Now())
 	}
-	c.failing, c.last = false, out.Config
-	c.metrics.synced(time.Now())
 	if (reloaded || sent > 0) && !seen.IsZero() {
 		c.metrics.publishLatency.Observe(time.Since(seen).Seconds())
 	}
-	if !c.ready.Swap(true) {
-		c.log.Info("first configuration loaded; ready")
-	}
 	// The phases' durations (test/bench/controller.sh reads them).
 	c.log.Debug("rebuilt", "reloaded", reloaded, "pools sent", sent, "summary", out.Summary(),
-		"snapshot", snapped.Sub(c.lastBuild), "translate", translated.Sub(snapped),
-		"structure", structured.Sub(translated), "members", published.Sub(structured))
-	if c.leader.Load() {
-		for _, r := range c.reporters {
-			r.Report(ctx, snap, out)
-		}
-	}
+		"snapshot", ph.snapshot, "translate", ph.translate, "structure", ph.structure, "members", ph.members)
+	return true
+}
+
+// sendMembers sends the pools whose members changed (all: every pool).
+func (c *Controller) sendMembers(ctx context.Context, cfg *config.Config, all bool) (int, error) {
+	mctx, cancel := context.WithTimeout(ctx, membersTimeout)
+	defer cancel()
+	sent, err := c.publisher.Members(mctx, cfg, all)
+	c.metrics.memberUpdate(sent, err)
+	return sent, err
 }
 
 func (c *Controller) failed(what string, err error) {
@@ -248,15 +318,54 @@ func (c *Controller) failed(what string, err error) {
 	c.log.Error(what+"; the last accepted configuration keeps serving", "error", err)
 }
 
-// resync sends every pool's members again: it repairs a missed update and
-// a ramjetd that restarted.
+// resync sends every pool's members of the latest rebuild again: it
+// repairs a missed update and a ramjetd that restarted.
 func (c *Controller) resync(ctx context.Context) {
-	if c.last == nil {
+	if c.latest == nil || !c.ready.Load() {
 		return
 	}
-	sent, err := c.publisher.Members(ctx, c.last, true)
-	c.metrics.memberUpdate(sent, err)
-	if err != nil {
+	if _, err := c.sendMembers(ctx, c.latest, true); err != nil {
 		c.log.Warn("member resync failed", "error", err)
+		return
+	}
+	if !c.failing {
+		c.metrics.alive(time.Now())
+	}
+}
+
+// queueReport hands an outcome to the reporting goroutine, replacing one it
+// has not taken yet (the loop is its only sender).
+func (c *Controller) queueReport(o Outcome) {
+	select {
+	case <-c.outcomes:
+	default:
+	}
+	c.outcomes <- o
+}
+
+// reportLoop runs the reporters on the latest outcome, and on the last one
+// again every resync interval, until ctx ends.
+func (c *Controller) reportLoop(ctx context.Context) {
+	again := time.NewTicker(c.opts.Resync)
+	defer again.Stop()
+	var last *Outcome
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case o := <-c.outcomes:
+			last = &o
+		case <-again.C:
+			if last == nil {
+				continue
+			}
+		}
+		if !c.leader.Load() {
+			last = nil
+			continue
+		}
+		for _, r := range c.reporters {
+			r.Report(ctx, *last)
+		}
 	}
 }

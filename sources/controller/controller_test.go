@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
-	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -55,22 +54,27 @@ type fakePublisher struct {
 	structures int
 	members    []bool // the all flag of each Members call
 	refuse     bool
+	// lastStructure and lastMembers are the configurations of the last
+	// calls.
+	lastStructure, lastMembers *config.Config
 }
 
-func (p *fakePublisher) Structure(context.Context, *config.Config, map[string][]byte) (bool, error) {
+func (p *fakePublisher) Structure(_ context.Context, cfg *config.Config, _ map[string][]byte) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.structures++
+	p.lastStructure = cfg
 	if p.refuse {
 		return false, errors.New("refused: tls.cert_file: no such file")
 	}
 	return true, nil
 }
 
-func (p *fakePublisher) Members(_ context.Context, _ *config.Config, all bool) (int, error) {
+func (p *fakePublisher) Members(_ context.Context, cfg *config.Config, all bool) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.members = append(p.members, all)
+	p.lastMembers = cfg
 	return 1, nil
 }
 
@@ -89,14 +93,21 @@ func (p *fakePublisher) counts() (int, []bool) {
 }
 
 type recordingReporter struct {
-	mu      sync.Mutex
-	reports int
+	mu        sync.Mutex
+	reports   int
+	published []bool
+	// block, when set, holds every report until it is closed.
+	block chan struct{}
 }
 
-func (r *recordingReporter) Report(context.Context, *snapshot.Snapshot, *sources.Output) {
+func (r *recordingReporter) Report(_ context.Context, o Outcome) {
+	if r.block != nil {
+		<-r.block
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reports++
+	r.published = append(r.published, o.Published)
 }
 
 func (r *recordingReporter) count() int {
@@ -105,11 +116,20 @@ func (r *recordingReporter) count() int {
 	return r.reports
 }
 
+func (r *recordingReporter) lastPublished() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.published) > 0 && r.published[len(r.published)-1]
+}
+
 func start(t *testing.T, opts Options) (*Controller, *fakeWatch, *fakePublisher, *recordingReporter) {
 	t.Helper()
+	return startWith(t, opts, &fakePublisher{}, &recordingReporter{})
+}
+
+func startWith(t *testing.T, opts Options, p *fakePublisher, r *recordingReporter) (*Controller, *fakeWatch, *fakePublisher, *recordingReporter) {
+	t.Helper()
 	w := &fakeWatch{changed: make(chan struct{}, 1)}
-	p := &fakePublisher{}
-	r := &recordingReporter{}
 	opts.Base = &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}}}
 	opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if opts.Resync == 0 {
@@ -230,4 +250,74 @@ func TestOnlyTheLeaderReports(t *testing.T) {
 	if r.count() != 1 {
 		t.Errorf("%d reports after losing the lead, want 1", r.count())
 	}
+}
+
+// TestResyncSendsTheLatestMembers: while ramjetd refuses the configuration,
+// rebuilds still send members of the latest translation, and the resync
+// sends those too, never the older accepted configuration's (which would
+// put back endpoints that are gone).
+func TestResyncSendsTheLatestMembers(t *testing.T) {
+	c, w, p, _ := start(t, Options{Resync: 20 * time.Millisecond})
+	eventually(t, "ready", c.Ready)
+	p.set(true)
+	w.change()
+	eventually(t, "the refused rebuild", func() bool { n, _ := p.counts(); return n == 2 })
+	p.mu.Lock()
+	latest := p.lastStructure
+	p.mu.Unlock()
+	before := len(func() []bool { _, m := p.counts(); return m }())
+	eventually(t, "resyncs after the refusal", func() bool { _, m := p.counts(); return len(m) >= before+2 })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lastMembers != latest {
+		t.Error("the resync sent the members of an older configuration, not of the latest rebuild")
+	}
+}
+
+// TestEventsAlsoWhenRefused: the reporters hear of a rebuild ramjetd
+// refused (Events say why a change has no effect), marked unpublished so
+// that the status is not written.
+func TestEventsAlsoWhenRefused(t *testing.T) {
+	c, w, p, r := start(t, Options{})
+	eventually(t, "ready", c.Ready)
+	c.SetLeader(true)
+	eventually(t, "a report of the published configuration", func() bool { return r.count() == 1 && r.lastPublished() })
+	p.set(true)
+	w.change()
+	eventually(t, "a report of the refused configuration", func() bool { return r.count() == 2 })
+	if r.lastPublished() {
+		t.Error("a refused configuration was reported as published")
+	}
+}
+
+// TestSlowReportersDoNotDelayPublication: reporting runs beside the loop;
+// rebuilds go on while a reporter is stuck, and the reporter then gets the
+// latest outcome only.
+func TestSlowReportersDoNotDelayPublication(t *testing.T) {
+	r := &recordingReporter{block: make(chan struct{})}
+	c, w, p, _ := startWith(t, Options{}, &fakePublisher{}, r)
+	eventually(t, "ready", c.Ready)
+	c.SetLeader(true)
+	for i := range 5 {
+		eventually(t, "the previous rebuild", func() bool { n, _ := p.counts(); return n == 2+i })
+		w.change()
+	}
+	eventually(t, "five rebuilds with the reporter stuck", func() bool { n, _ := p.counts(); return n == 7 })
+	close(r.block)
+	eventually(t, "the reports", func() bool { return r.count() >= 1 })
+	time.Sleep(50 * time.Millisecond)
+	if n := r.count(); n > 2 {
+		t.Errorf("%d reports after the reporter was unstuck, want at most 2 (the one it was in and the latest)", n)
+	}
+}
+
+// TestUnreachableAtStartIsRetriedSoon: when ramjetd cannot be reached for
+// the first configuration, it is tried again within seconds, not after
+// --retry.
+func TestUnreachableAtStartIsRetriedSoon(t *testing.T) {
+	p := &fakePublisher{refuse: true}
+	c, _, _, _ := startWith(t, Options{}, p, &recordingReporter{})
+	eventually(t, "the first attempt", func() bool { n, _ := p.counts(); return n == 1 })
+	p.set(false)
+	eventually(t, "ready after the 2 s check", c.Ready)
 }

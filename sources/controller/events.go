@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"log/slog"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/kubernetes"
@@ -10,7 +9,6 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"github.com/ramjet-dev/ramjet/core"
-	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -24,7 +22,6 @@ const ReportingController = "ramjet.dev/ingress"
 // values.
 type Events struct {
 	recorder events.EventRecorder
-	log      *slog.Logger
 	// seen holds each object's findings of the last report.
 	seen map[core.Origin]map[findingKey]bool
 }
@@ -36,7 +33,7 @@ type findingKey struct {
 
 // NewEvents starts an Event broadcaster writing to the API server until
 // ctx ends.
-func NewEvents(ctx context.Context, client kubernetes.Interface, log *slog.Logger) (*Events, error) {
+func NewEvents(ctx context.Context, client kubernetes.Interface) (*Events, error) {
 	broadcaster := events.NewBroadcaster(&events.EventSinkImpl{Interface: client.EventsV1()})
 	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
 		return nil, err
@@ -45,22 +42,21 @@ func NewEvents(ctx context.Context, client kubernetes.Interface, log *slog.Logge
 		<-ctx.Done()
 		broadcaster.Shutdown()
 	}()
-	return &Events{recorder: broadcaster.NewRecorder(scheme.Scheme, ReportingController), log: log,
+	return &Events{recorder: broadcaster.NewRecorder(scheme.Scheme, ReportingController),
 		seen: map[core.Origin]map[findingKey]bool{}}, nil
 }
 
-// Report writes an Event for every finding that is new since the last
-// report.
-func (e *Events) Report(_ context.Context, snap *snapshot.Snapshot, out *sources.Output) {
-	ingresses := make(map[snapshot.Key]*networkingv1.Ingress, len(snap.Ingresses))
-	for _, ing := range snap.Ingresses {
+// Report writes an Event for every finding on an Ingress that is new since
+// the last report (the loop logs the findings on other objects).
+func (e *Events) Report(_ context.Context, o Outcome) {
+	ingresses := make(map[snapshot.Key]*networkingv1.Ingress, len(o.Snapshot.Ingresses))
+	for _, ing := range o.Snapshot.Ingresses {
 		ingresses[snapshot.Key{Namespace: ing.Namespace, Name: ing.Name}] = ing
 	}
 	current := map[core.Origin]map[findingKey]bool{}
-	for _, f := range out.Findings {
+	for _, f := range o.Output.Findings {
 		ing := ingresses[snapshot.Key{Namespace: f.Object.Namespace, Name: f.Object.Name}]
 		if f.Object.Kind != "Ingress" || ing == nil {
-			e.log.Warn("finding", "object", f.Object.String(), "reason", f.Reason, "message", f.Message)
 			continue
 		}
 		key := findingKey{f.Reason, f.Message}

@@ -37,7 +37,8 @@ func NewMetrics() *Metrics {
 			Name: "ramjet_ingress_last_success_timestamp_seconds", Help: "Unix time of the last successful synchronisation.",
 		}),
 		objects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "ramjet_ingress_ingresses", Help: "Ingresses of this controller, by state (served, rejected).",
+			Name: "ramjet_ingress_ingresses",
+			Help: "Ingresses of this controller, by state: served, rejected, and unknown_class (naming an IngressClass that does not exist).",
 		}, []string{"state"}),
 		memberUpdates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ramjet_ingress_member_updates_total", Help: "Pool member updates sent to ramjetd, by result (ok, error).",
@@ -58,8 +59,15 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// synced counts a rebuild that published.
 func (m *Metrics) synced(at time.Time) {
 	m.syncs.WithLabelValues("ok").Inc()
+	m.alive(at)
+}
+
+// alive records a successful exchange with ramjetd (a rebuild, or a
+// resync on a quiet cluster).
+func (m *Metrics) alive(at time.Time) {
 	m.lastSuccess.Set(float64(at.UnixNano()) / 1e9)
 }
 
@@ -71,8 +79,14 @@ func (m *Metrics) memberUpdate(sent int, err error) {
 	}
 }
 
-// observeObjects sets the ingresses gauge from a rebuild's states.
-func (m *Metrics) observeObjects(objects map[core.Origin]core.State) {
+// unknownClass is the ingresses gauge's state of the Ingresses that name
+// an IngressClass that does not exist.
+const unknownClass = "unknown_class"
+
+// observeObjects sets the ingresses gauge from a rebuild's states and the
+// number of Ingresses naming a class that does not exist.
+func (m *Metrics) observeObjects(objects map[core.Origin]core.State, unknown int) {
+	m.objects.WithLabelValues(unknownClass).Set(float64(unknown))
 	counts := map[core.State]int{core.Served: 0, core.Rejected: 0}
 	for o, s := range objects {
 		if o.Kind == "Ingress" {

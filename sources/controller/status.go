@@ -1,7 +1,9 @@
 package controller
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -12,10 +14,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ramjet-dev/ramjet/core"
-	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
@@ -28,6 +30,10 @@ type Status struct {
 	client kubernetes.Interface
 	target Publish
 	log    *slog.Logger
+	// writtenOver holds, for the Ingresses whose status the last report
+	// wrote, the resourceVersion it wrote over; lastPatch is what it wrote.
+	writtenOver map[snapshot.Key]string
+	lastPatch   []byte
 }
 
 // Publish is where the Ingresses are reached: a Service's address, or
@@ -90,23 +96,48 @@ func ParseAddresses(list string) ([]networkingv1.IngressLoadBalancerIngress, err
 	return out, nil
 }
 
-// Report writes the address to the served Ingresses whose status differs.
-func (s *Status) Report(ctx context.Context, snap *snapshot.Snapshot, out *sources.Output) {
+// Report writes the address to the served Ingresses whose status differs,
+// once the configuration that serves them is published. A write that
+// failed is tried again on the next report; one that succeeded is not
+// repeated while the snapshot still shows the version it was written over.
+func (s *Status) Report(ctx context.Context, o Outcome) {
+	if !o.Published {
+		return
+	}
 	addresses, err := s.addresses(ctx)
 	if err != nil {
 		s.log.Warn("the publish address is unknown; the Ingresses' status is left as it is", "error", err)
 		return
 	}
-	for _, ing := range snap.Ingresses {
-		if out.Objects[ingress.OriginOf(ing)] != core.Served || equality.Semantic.DeepEqual(ing.Status.LoadBalancer.Ingress, addresses) {
+	patch, err := statusPatch(addresses)
+	if err != nil {
+		s.log.Error("encoding the Ingress status", "error", err)
+		return
+	}
+	written := make(map[snapshot.Key]string, len(s.writtenOver))
+	for _, ing := range o.Snapshot.Ingresses {
+		key := snapshot.Key{Namespace: ing.Namespace, Name: ing.Name}
+		if o.Output.Objects[ingress.OriginOf(ing)] != core.Served || equality.Semantic.DeepEqual(ing.Status.LoadBalancer.Ingress, addresses) {
 			continue
 		}
-		updated := ing.DeepCopy()
-		updated.Status.LoadBalancer.Ingress = addresses
-		if _, err := s.client.NetworkingV1().Ingresses(ing.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{}); err != nil {
-			s.log.Warn("writing the Ingress status failed", "ingress", ing.Namespace+"/"+ing.Name, "error", err)
+		if rv := s.writtenOver[key]; rv == ing.ResourceVersion && bytes.Equal(s.lastPatch, patch) {
+			written[key] = rv // written; the watch has not brought it yet
+			continue
 		}
+		_, err := s.client.NetworkingV1().Ingresses(ing.Namespace).Patch(ctx, ing.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+		if err != nil {
+			s.log.Warn("writing the Ingress status failed; it is tried again", "ingress", key.String(), "error", err)
+			continue
+		}
+		written[key] = ing.ResourceVersion
 	}
+	s.writtenOver, s.lastPatch = written, patch
+}
+
+// statusPatch is the merge patch that sets status.loadBalancer.ingress
+// (and nothing else of the object).
+func statusPatch(addresses []networkingv1.IngressLoadBalancerIngress) ([]byte, error) {
+	return json.Marshal(map[string]any{"status": map[string]any{"loadBalancer": map[string]any{"ingress": addresses}}})
 }
 
 // addresses is where the Ingresses are reached.

@@ -203,7 +203,11 @@ func (t *translation) path(field string, p networkingv1.HTTPIngressPath) (core.P
 			return path, false
 		}
 	} else if _, err := config.CompilePathRegex(path.Path); err != nil {
-		t.note(core.InvalidConfiguration, "%s: path %s is matched as a regular expression (use-regex or rewrite-target) and is not a valid one: %v; it is not served", field, core.Quote(path.Path), err)
+		// A broken regex is a broken Ingress, as ingress-nginx's admission
+		// sees it: the object is refused (its other paths answer 404)
+		// rather than served without one of its paths.
+		t.c.Refused = true
+		t.note(core.InvalidConfiguration, "%s: path %s is matched as a regular expression (use-regex or rewrite-target) and is not a valid one: %v; the Ingress is not served", field, core.Quote(path.Path), err)
 		return path, false
 	}
 	path.Backend = t.backend(&p.Backend, field+".backend")

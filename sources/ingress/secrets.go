@@ -22,3 +22,14 @@ func ReferencedSecrets(ing *networkingv1.Ingress) []snapshot.Key {
 	}
 	return keys
 }
+
+// ServedSecrets are the ReferencedSecrets of an Ingress this controller
+// serves (its class is ours, by the IngressClasses of snap); nil for the
+// Ingresses of other controllers, whose Secrets (often TLS keys of a whole
+// cluster during a migration) are neither read nor kept.
+func ServedSecrets(snap *snapshot.Snapshot, ing *networkingv1.Ingress, opts Options) []snapshot.Key {
+	if ours, _, _ := selectClass(snap, ing, opts); !ours {
+		return nil
+	}
+	return ReferencedSecrets(ing)
+}

@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -42,7 +43,11 @@ func newFakeEnv(t *testing.T, opts Options) *fakeEnv {
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	e := &fakeEnv{t: t, client: fake.NewClientset(), meta: metafake.NewSimpleMetadataClient(scheme)}
+	// The IngressClasses: Ramjet's (tlsIngress uses it) and ingress-nginx's.
+	e := &fakeEnv{t: t, meta: metafake.NewSimpleMetadataClient(scheme), client: fake.NewClientset(
+		&networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "ramjet"}, Spec: networkingv1.IngressClassSpec{Controller: ingress.DefaultControllerClass}},
+		&networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}},
+	)}
 	e.client.PrependReactor("get", "secrets", func(k8stesting.Action) (bool, runtime.Object, error) {
 		if e.failGets.Load() {
 			return true, nil, errors.New("connection refused")
@@ -189,8 +194,10 @@ func (e *fakeEnv) wantSecrets(want ...string) {
 	}
 }
 
+// tlsIngress is an Ingress of Ramjet's class with these TLS Secrets.
 func tlsIngress(ns, name string, secrets ...string) *networkingv1.Ingress {
-	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	class := "ramjet"
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: networkingv1.IngressSpec{IngressClassName: &class}}
 	for _, s := range secrets {
 		ing.Spec.TLS = append(ing.Spec.TLS, networkingv1.IngressTLS{Hosts: []string{"a.example"}, SecretName: s})
 	}
@@ -273,6 +280,25 @@ func TestSecretCache(t *testing.T) {
 
 // TestExtraSecrets checks a flag's Secret outside the watched namespace: it
 // is watched alone and always referenced.
+// TestOtherControllersSecretsAreNotRead: the Secrets of Ingresses of
+// another controller's class (ingress-nginx's TLS keys during a migration)
+// are neither read nor kept, and their changes cost nothing.
+func TestOtherControllersSecretsAreNotRead(t *testing.T) {
+	e := newFakeEnv(t, Options{})
+	e.putSecret("a", "theirs", "10", "nginx's key")
+	e.putSecret("a", "ours", "11", "ramjet's key")
+	theirs := tlsIngress("a", "theirs", "theirs")
+	nginx := "nginx"
+	theirs.Spec.IngressClassName = &nginx
+	e.putIngress(theirs)
+	e.putIngress(tlsIngress("a", "ours", "ours"))
+	e.wantSecrets("a/ours=ramjet's key")
+	e.wantGets("theirs", 0)
+	if n := e.signalsOf(func() { e.putMeta("a", "theirs", "12") }, "ours", "13", "renewed"); n != 1 {
+		t.Errorf("%d signals, want 1 (a/ours only)", n)
+	}
+}
+
 func TestExtraSecrets(t *testing.T) {
 	e := newFakeEnv(t, Options{Namespace: "a", ExtraSecrets: []snapshot.Key{{Namespace: "system", Name: "default-cert"}, {Namespace: "a", Name: "inside"}}})
 	if n := len(e.w.secrets.sources); n != 2 {

@@ -57,9 +57,11 @@ type Options struct {
 	// one namespace (--watch-namespace); "" watches all. IngressClasses are
 	// always watched cluster-wide.
 	Namespace string
-	// SecretKeys returns the Secrets an Ingress references, whose data
-	// translation needs. Nil means ingress.ReferencedSecrets.
-	SecretKeys func(*networkingv1.Ingress) []snapshot.Key
+	// SecretKeys returns the Secrets an Ingress references whose data
+	// translation needs; snap holds the IngressClasses (for the class of
+	// the Ingress). Nil means ingress.ServedSecrets with the default
+	// classes.
+	SecretKeys func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) []snapshot.Key
 	// ExtraSecrets are Secrets referenced by the flags
 	// (--default-ssl-certificate). One outside Namespace is watched alone
 	// (a list and watch of that one name).
@@ -121,7 +123,10 @@ func NewForConfig(cfg *rest.Config, opts Options) (*Watch, error) {
 // metadata with meta. Nothing runs before Start.
 func NewWatch(client kubernetes.Interface, meta metadata.Interface, opts Options) *Watch {
 	if opts.SecretKeys == nil {
-		opts.SecretKeys = ingress.ReferencedSecrets
+		defaults := ingress.Options{IngressClass: ingress.DefaultIngressClass, ControllerClass: ingress.DefaultControllerClass}
+		opts.SecretKeys = func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) []snapshot.Key {
+			return ingress.ServedSecrets(snap, ing, defaults)
+		}
 	}
 	log := opts.Log
 	if log == nil {
@@ -288,7 +293,7 @@ func (w *Watch) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 	}
 	for _, ing := range ings {
 		snap.Add(ing)
-		for _, k := range w.opts.SecretKeys(ing) {
+		for _, k := range w.opts.SecretKeys(snap, ing) {
 			if k.Namespace != "" && k.Name != "" {
 				refs[k] = true
 			}

@@ -62,7 +62,7 @@ func TestSnapshotScope(t *testing.T) {
 		return &discoveryv1.EndpointSlice{ObjectMeta: m, AddressType: discoveryv1.AddressTypeIPv4,
 			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"198.18.0.1"}, TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "p"}}}}
 	}
-	create(&networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "ramjet"}})
+	create(&networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "traefik"}})
 	for _, ns := range []string{"a", "b"} {
 		create(&networkingv1.Ingress{ObjectMeta: meta(ns, "z")})
 		create(&networkingv1.Ingress{ObjectMeta: meta(ns, "y")})
@@ -74,7 +74,7 @@ func TestSnapshotScope(t *testing.T) {
 	var snap *snapshot.Snapshot
 	e.eventually("every object of namespace a", func() bool {
 		snap, _ = e.w.Snapshot(e.ctx)
-		return len(snap.IngressClasses) == 1 && len(snap.Ingresses) == 2 && len(snap.Services) == 1 && len(snap.EndpointSlices[snapshot.Key{Namespace: "a", Name: "svc"}]) == 2
+		return len(snap.IngressClasses) == 3 && len(snap.Ingresses) == 2 && len(snap.Services) == 1 && len(snap.EndpointSlices[snapshot.Key{Namespace: "a", Name: "svc"}]) == 2
 	})
 	if names := []string{snap.Ingresses[0].Name, snap.Ingresses[1].Name}; !slices.Equal(names, []string{"y", "z"}) {
 		t.Errorf("Ingresses %q, want sorted [y z]", names)
