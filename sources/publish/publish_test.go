@@ -370,27 +370,3 @@ func TestStructureDigest(t *testing.T) {
 		})
 	}
 }
-
-// TestMarshalRoundTrip: what Marshal writes decodes strictly into the same
-// configuration.
-func TestMarshalRoundTrip(t *testing.T) {
-	for _, file := range []string{"full.yaml", "minimal.yaml"} {
-		t.Run(file, func(t *testing.T) {
-			cfg, _, err := config.ReadFile(filepath.Join("..", "..", "dataplane", "config", "testdata", file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			data := mustMarshal(t, cfg)
-			again, err := config.Decode(data)
-			if err != nil {
-				t.Fatalf("Decode(Marshal(%s)): %v\n%s", file, err, data)
-			}
-			if second := mustMarshal(t, again); !bytes.Equal(second, data) {
-				t.Errorf("Marshal(Decode(Marshal(%s))) differs:\n%s\nfirst:\n%s", file, second, data)
-			}
-			if err := again.Validate(); err != nil {
-				t.Errorf("the round trip of %s does not validate: %v", file, err)
-			}
-		})
-	}
-}

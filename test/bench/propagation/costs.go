@@ -11,9 +11,9 @@ import (
 
 // costs are the parts of the structure phase timed one by one on the
 // configuration the controller last wrote (medians of costRuns): rendering
-// it (which the publisher does twice per rebuild: once for the structure
-// digest, once for the file), decoding and validating it (what ramjetd
-// does first on a reload), and a whole reload of ramjetd.
+// it (what the publisher does when the structure changed), decoding and
+// validating it (what ramjetd does first on a reload), and a whole reload
+// of ramjetd.
 type costs struct {
 	fileBytes                int
 	render, decode, validate time.Duration

@@ -103,7 +103,7 @@ func (res *results) markdown(end time.Time) string {
 	}
 
 	p("\n## Parts of a structural publication, timed one by one on the last ramjet.yaml (medians of %d)\n\n", costRuns)
-	p("*Render*: `publish.Marshal` (yaml.v3) in this program; the publisher renders the configuration once per rebuild for its structure digest and once more for the file when it changed. ")
+	p("*Render*: `publish.Marshal` (JSON, which is YAML) in this program, what the publisher does when the structure digest changed. ")
 	p("*Decode* and *validate*: `config.Decode` and `Validate`, ramjetd's first steps on a reload. *Reload*: `POST /v1/reload` of the same file, timed by the admin client (read, decode, validate, compile, swap).\n\n")
 	p("| routes | ramjet.yaml | render | decode | validate | ramjetd reload |\n|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range res.sizes {

@@ -34,9 +34,8 @@ type stepResult struct {
 }
 
 // rebuildSteps returns the steps of a structural rebuild at routes routes:
-// translate (sources.Translate), render (publish.Marshal: the publisher
-// renders once per rebuild for its structure digest, and once more for
-// ramjet.yaml when the structure changed), decode and validate (ramjetd's first steps on a
+// translate (sources.Translate), render (publish.Marshal, when the
+// structure changed), decode and validate (ramjetd's first steps on a
 // reload) and reload (daemon.Reload: read, decode, validate, compile,
 // swap). dir receives ramjet.yaml.
 func rebuildSteps(routes int, dir string) ([]step, error) {
@@ -79,7 +78,7 @@ func rebuildSteps(routes int, dir string) ([]step, error) {
 				sources.Translate(snap, base, opts)
 			}
 		}},
-		{"render (yaml.v3)", func(b *testing.B) {
+		{"render", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				if _, err := publish.Marshal(out.Config); err != nil {
