@@ -35,27 +35,28 @@ func benchConfig(n int) *config.Config {
 //
 //	go test -run '^$' -bench 'StructureDigest|Marshal' -benchmem ./sources/publish
 func BenchmarkStructureDigest(b *testing.B) {
-	for _, n := range []int{500, 5000} {
-		cfg := benchConfig(n)
-		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := structureDigest(cfg); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchSizes(b, func(cfg *config.Config) error {
+		_, err := structureDigest(cfg)
+		return err
+	})
 }
 
 // BenchmarkMarshal renders ramjet.yaml.
 func BenchmarkMarshal(b *testing.B) {
+	benchSizes(b, func(cfg *config.Config) error {
+		_, err := Marshal(cfg)
+		return err
+	})
+}
+
+// benchSizes runs f on configurations of 500 and 5,000 routes.
+func benchSizes(b *testing.B, f func(*config.Config) error) {
 	for _, n := range []int{500, 5000} {
 		cfg := benchConfig(n)
 		b.Run(fmt.Sprintf("routes=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Marshal(cfg); err != nil {
+				if err := f(cfg); err != nil {
 					b.Fatal(err)
 				}
 			}
