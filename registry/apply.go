@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -142,11 +143,11 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 			byFamily[f][key] = value
 		}
 	}
-	for _, f := range Families() {
+	// The families with keys, in name order (as Families lists them):
+	// most objects have a few, and many none.
+	present := slices.SortedFunc(maps.Keys(byFamily), func(a, b *Family) int { return strings.Compare(a.Name, b.Name) })
+	for _, f := range present {
 		values := byFamily[f]
-		if values == nil {
-			continue
-		}
 		ctx := &Context{Object: object, secrets: secrets, family: f, result: out, valid: valid, rejected: rejected}
 		if fragment := f.Parse(ctx, values); fragment != nil {
 			fragment(&out.Settings)

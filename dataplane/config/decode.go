@@ -38,8 +38,18 @@ func ReadFile(path string) (*Config, []byte, error) {
 }
 
 // Decode parses ramjet.yaml strictly: unknown keys, wrong types, duplicate
-// keys and a second document are errors that name the line.
+// keys and a second document are errors that name the line. A file in JSON
+// form (JSON is YAML; ramjet-ingress writes that form) is read by a strict
+// JSON decoder first, several times faster on large files.
 func Decode(data []byte) (*Config, error) {
+	if cfg, ok := decodeJSON(data); ok {
+		return cfg, nil
+	}
+	return decodeYAML(data)
+}
+
+// decodeYAML is Decode's YAML decoder, which words every error.
+func decodeYAML(data []byte) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var cfg Config

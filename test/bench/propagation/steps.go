@@ -86,7 +86,7 @@ func rebuildSteps(routes int, dir string) ([]step, error) {
 				}
 			}
 		}},
-		{"decode (yaml.v3)", func(b *testing.B) {
+		{"decode", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
 				if _, err := config.Decode(data); err != nil {
