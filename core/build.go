@@ -176,7 +176,7 @@ func validPath(p Path, regex bool) bool {
 // finish assembles the result.
 func finish(orig, work []*Contribution, m *Model, r *rendering, cfg *config.Config, isolation []Finding) *Result {
 	var findings []Finding
-	states := map[Origin]State{}
+	states := make(map[Origin]State, len(orig))
 	for i, c := range orig {
 		findings = append(findings, c.Findings...)
 		states[c.Origin] = Served

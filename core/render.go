@@ -32,12 +32,18 @@ type rendering struct {
 }
 
 func render(m *Model, opts Options) *rendering {
+	// Sized once: a large cluster renders thousands of hosts per rebuild,
+	// and each host attributes a few fields.
+	hosts := len(m.Hosts)
 	r := &rendering{
-		opts:    opts,
-		tenant:  &config.Tenant{Applications: map[string]*config.Application{}, Pools: map[string]*config.Pool{}},
+		opts: opts,
+		tenant: &config.Tenant{
+			Applications: make(map[string]*config.Application, hosts),
+			Pools:        make(map[string]*config.Pool, hosts),
+		},
 		files:   map[string][]byte{},
-		names:   nameOwners{},
-		sources: map[string][]*Contribution{},
+		names:   make(nameOwners, 2*hosts),
+		sources: make(map[string][]*Contribution, 4*hosts),
 	}
 	if opts.DefaultBackend != nil {
 		r.tenant.DefaultRoute = &config.DefaultRoute{Action: r.poolAction(nil, opts.DefaultBackend, PoolSettings{})}
