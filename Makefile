@@ -75,9 +75,13 @@ demo:
 demo-ramjetd:
 	./examples/ramjetd/demo.sh
 
-## bench: the data plane's Go benchmarks
+## bench: the data plane's Go benchmarks, then ramjetd side by side with
+## nginx and HAProxy on two cores (test/bench/proxy.sh: about 16 minutes,
+## needs root, installs nginx, HAProxy, wrk and h2load; the report goes to
+## docs/benchmarks.md and docs/benchmarks.svg)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./dataplane/...
+	./test/bench/proxy.sh
 
 ## bench-controller: how fast a change of the API server reaches ramjetd,
 ## at 0, 500 and 5,000 routes (about ten minutes; needs root); the report

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"text/template"
+)
+
+// configData is everything a configuration is made of: ports and paths
+// the program chose itself. Paths are checked by safePath before any
+// template sees them, so no value can break out of its quotes.
+type configData struct {
+	Dir                  string // the run folder: pid files, logs, temp files
+	Docroot              string // the backend's static files
+	HTTP, HTTPS, Backend int    // ports on 127.0.0.1
+	Cert, Key, Bundle    string // see certFiles
+}
+
+// safePathRE is what a path in a configuration may be made of.
+var safePathRE = regexp.MustCompile(`^/[A-Za-z0-9/._-]+$`)
+
+// safePath refuses a path that needs quoting in any of the three
+// configuration languages.
+func safePath(p string) error {
+	if !safePathRE.MatchString(p) {
+		return fmt.Errorf("path %q: only letters, digits and /._- are allowed in generated configurations", p)
+	}
+	return nil
+}
+
+// writeConfig fills tmpl with d into dir/name.
+func writeConfig(tmpl *template.Template, d configData, name string) (string, error) {
+	for _, p := range []string{d.Dir, d.Docroot, d.Cert, d.Key, d.Bundle} {
+		if err := safePath(p); err != nil {
+			return "", err
+		}
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, d); err != nil {
+		return "", err
+	}
+	path := d.Dir + "/" + name
+	return path, os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// nginxCommon is the part of both nginx configurations outside http{}
+// and the temporary files inside it, all in the run folder.
+const nginxCommon = `daemon off;
+master_process on;
+worker_processes 1;
+worker_rlimit_nofile 65536;
+pid "{{.Dir}}/{{template "name"}}.pid";
+error_log "{{.Dir}}/{{template "name"}}.err" warn;
+events { worker_connections 16384; }
+{{define "temp"}}
+    access_log off;
+    client_body_temp_path "{{.Dir}}/{{template "name"}}-body";
+    proxy_temp_path "{{.Dir}}/{{template "name"}}-proxy";
+    fastcgi_temp_path "{{.Dir}}/{{template "name"}}-fastcgi";
+    uwsgi_temp_path "{{.Dir}}/{{template "name"}}-uwsgi";
+    scgi_temp_path "{{.Dir}}/{{template "name"}}-scgi";
+{{- end}}`
+
+// backendConfig is the backend: nginx serving the static files, with
+// keep-alive connections that last, and stub_status for the count of
+// connections the proxies open to it.
+var backendConfig = template.Must(template.New("backend").Parse(`{{define "name"}}backend{{end}}` + nginxCommon + `
+http {
+    {{- template "temp" .}}
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    keepalive_timeout 300s;
+    server {
+        listen 127.0.0.1:{{.Backend}} backlog=4096;
+        root "{{.Docroot}}";
+        location = /status { stub_status; }
+    }
+}
+`))
+
+// nginxConfig is nginx as the proxy under test: upstream keep-alive
+// (HTTP/1.1, no Connection header), responses streamed through one 32 KiB
+// buffer as ramjetd copies them (proxy_buffering off is also
+// ingress-nginx's default; proxy_buffers only has to be large enough for
+// nginx's check of proxy_busy_buffers_size), and the forwarding headers
+// ramjetd sets.
+var nginxConfig = template.Must(template.New("nginx").Parse(`{{define "name"}}nginx{{end}}` + nginxCommon + `
+http {
+    {{- template "temp" .}}
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    ssl_protocols TLSv1.3;
+    ssl_ecdh_curve X25519:prime256v1;
+    ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;
+    ssl_certificate "{{.Cert}}";
+    ssl_certificate_key "{{.Key}}";
+    upstream backend {
+        server 127.0.0.1:{{.Backend}};
+        keepalive 128;
+        keepalive_requests 1000000;
+        keepalive_timeout 300s;
+    }
+    server {
+        listen 127.0.0.1:{{.HTTP}} backlog=4096;
+        listen 127.0.0.1:{{.HTTPS}} ssl http2 backlog=4096;
+        location / {
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_buffer_size 32k;
+            proxy_buffers 4 32k; # unused without buffering; nginx checks their size
+            proxy_set_header X-Forwarded-For $remote_addr;
+            proxy_set_header X-Forwarded-Host $host;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_set_header X-Forwarded-Port $server_port;
+            proxy_set_header X-Scheme $scheme;
+            proxy_set_header X-Real-IP $remote_addr;
+            proxy_set_header X-Request-ID $request_id;
+        }
+    }
+}
+`))
+
+// haproxyConfig is HAProxy as the proxy under test: one thread, no log,
+// idle server connections shared by all clients (http-reuse always), 32
+// KiB buffers and the forwarding headers ramjetd sets.
+var haproxyConfig = template.Must(template.New("haproxy").Parse(`global
+    nbthread 1
+    maxconn 8000
+    tune.bufsize 32768
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 75s
+    timeout server 75s
+    timeout http-request 10s
+    timeout http-keep-alive 75s
+
+frontend proxy
+    bind 127.0.0.1:{{.HTTP}}
+    bind 127.0.0.1:{{.HTTPS}} ssl crt "{{.Bundle}}" alpn h2,http/1.1 ssl-min-ver TLSv1.3 curves X25519:P-256 ciphersuites TLS_AES_128_GCM_SHA256
+    option forwardfor
+    http-request set-header X-Forwarded-Host %[req.hdr(host)]
+    http-request set-header X-Forwarded-Proto https if { ssl_fc }
+    http-request set-header X-Forwarded-Proto http if !{ ssl_fc }
+    http-request set-header X-Forwarded-Port %[dst_port]
+    http-request set-header X-Scheme %[req.hdr(x-forwarded-proto)]
+    http-request set-header X-Real-IP %[src]
+    http-request set-header X-Request-ID %[uuid]
+    default_backend backend
+
+backend backend
+    http-reuse always
+    server backend 127.0.0.1:{{.Backend}}
+`))
+
+// ramjetdConfig is ramjetd with one catch-all application, one route and
+// one pool of one member (the backend). Its keep-alive pool has no
+// setting: ramjetd keeps up to 32 idle connections per member.
+var ramjetdConfig = template.Must(template.New("ramjetd").Parse(`server:
+  listeners:
+    http: {address: "127.0.0.1:{{.HTTP}}"}
+    https: {address: "127.0.0.1:{{.HTTPS}}", tls: {cert_file: "{{.Cert}}", key_file: "{{.Key}}"}}
+  access_log: false
+tenants:
+  bench:
+    pools:
+      backend: {members: ["127.0.0.1:{{.Backend}}"]}
+    applications:
+      all:
+        domains: ["*"]
+        routes:
+          - match: {path: {prefix: /}}
+            action: {pool: backend}
+`))
