@@ -161,7 +161,7 @@ backend backend
 
 // ramjetdConfig is ramjetd with one catch-all application, one route and
 // one pool of one member (the backend). Its keep-alive pool has no
-// setting: ramjetd keeps up to 32 idle connections per member.
+// setting: ramjetd keeps up to 320 idle connections per member.
 var ramjetdConfig = template.Must(template.New("ramjetd").Parse(`server:
   listeners:
     http: {address: "127.0.0.1:{{.HTTP}}"}
