@@ -75,13 +75,16 @@ demo:
 demo-ramjetd:
 	./examples/ramjetd/demo.sh
 
-## bench: the data plane's Go benchmarks, then ramjetd side by side with
-## nginx and HAProxy on two cores (test/bench/proxy.sh: about 16 minutes,
-## needs root, installs nginx, HAProxy, wrk and h2load; the report goes to
-## docs/benchmarks.md and docs/benchmarks.svg)
-bench:
+## bench: the data plane's Go benchmarks, then how fast a change reaches
+## ramjetd at 0 to 10,000 routes (test/bench/controller.sh, about 10
+## minutes), then ramjetd side by side with nginx and HAProxy on two cores
+## (test/bench/proxy.sh, about 16 minutes; installs nginx, HAProxy, wrk and
+## h2load). Needs root. One report with both: docs/benchmarks.md and
+## docs/benchmarks.svg
+bench: deps tools
 	$(GO) test -run '^$$' -bench . -benchmem ./dataplane/...
-	./test/bench/proxy.sh
+	./test/bench/controller.sh -sizes 0,500,5000,10000 -out $(CACHE)/bench/controller.md
+	./test/bench/proxy.sh -controller $(CACHE)/bench/controller.md
 
 ## bench-controller: how fast a change of the API server reaches ramjetd,
 ## at 0, 500 and 5,000 routes (about ten minutes; needs root); the report

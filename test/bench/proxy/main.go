@@ -42,6 +42,9 @@ type options struct {
 	reps, conns                    int
 	out                            string
 	cells                          []cell
+	// controller is the report of test/bench/controller.sh to include,
+	// "" for none.
+	controller string
 }
 
 func main() {
@@ -68,6 +71,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.reps, "reps", 3, "repetitions, interleaved: ramjetd, nginx, HAProxy, ramjetd, ...")
 	fs.IntVar(&o.conns, "conns", 64, "connections of wrk (HTTP/2: streams) at full load; a multiple of 8")
 	fs.StringVar(&o.out, "out", "docs", "folder for benchmarks.md and benchmarks.svg")
+	fs.StringVar(&o.controller, "controller", "", "include this report of test/bench/controller.sh (make bench writes one first)")
 	ids := fs.String("cells", "", "comma-separated cells to run (default all): "+cellIDs())
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -138,6 +142,13 @@ func run(ctx context.Context, opts options) error {
 	report := reportData{
 		opts: opts, facts: facts, names: contenderNames(), cells: results,
 		start: start, end: time.Now(), cpu: readMachineCPU().sub(before),
+	}
+	if opts.controller != "" {
+		data, err := os.ReadFile(opts.controller)
+		if err != nil {
+			return fmt.Errorf("-controller: %w", err)
+		}
+		report.controller = string(data)
 	}
 	if err := report.write(opts.out); err != nil {
 		return err

@@ -31,6 +31,7 @@ type reportData struct {
 	cells      []cellResult
 	start, end time.Time
 	cpu        machineCPU // of the whole run
+	controller string     // the controller's report (-controller), or ""
 }
 
 // metric is one table of the report.
@@ -104,7 +105,22 @@ func (rd *reportData) markdown() string {
 	}
 	p("## CPU per request, chart\n\n![Proxy CPU µs per request at full load, per cell](benchmarks.svg)\n\n")
 	rd.validity(&b)
+	if rd.controller != "" {
+		b.WriteString("\n" + demoteHeadings(rd.controller))
+	}
 	return b.String()
+}
+
+// demoteHeadings puts a Markdown report under this one: each of its
+// headings one level lower ("# Controller …" becomes a section).
+func demoteHeadings(md string) string {
+	lines := strings.Split(md, "\n")
+	for i, line := range lines {
+		if strings.HasPrefix(line, "#") {
+			lines[i] = "#" + line
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // protocol describes how the numbers were taken.

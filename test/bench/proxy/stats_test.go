@@ -119,3 +119,13 @@ func TestFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestDemoteHeadings: the controller's report goes one level down, its
+// text untouched.
+func TestDemoteHeadings(t *testing.T) {
+	got := demoteHeadings("# Controller\n\ntext # not a heading\n## Memory\n| a |")
+	want := "## Controller\n\ntext # not a heading\n### Memory\n| a |"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
