@@ -127,7 +127,8 @@ type Controller struct {
 	// changes, so that a new leader reports at once.
 	leader        atomic.Bool
 	leaderChanged chan struct{}
-	// outcomes carries the latest outcome to the reporting goroutine.
+	// outcomes carries the latest outcome to the reporting goroutine, which
+	// reports it while this replica leads.
 	outcomes chan Outcome
 }
 
@@ -253,9 +254,7 @@ func (c *Controller) rebuild(ctx context.Context) {
 	c.latest = out.Config
 	phases := phases{start: c.lastBuild, snapshot: snapped.Sub(c.lastBuild), translate: time.Since(snapped)}
 	published := c.publish(ctx, out, seen, phases)
-	if c.leader.Load() {
-		c.queueReport(Outcome{Snapshot: snap, Output: out, Published: published})
-	}
+	c.queueReport(Outcome{Snapshot: snap, Output: out, Published: published})
 }
 
 // phases are the durations of a rebuild's steps (the debug log).
@@ -344,11 +343,14 @@ func (c *Controller) queueReport(o Outcome) {
 }
 
 // reportLoop runs the reporters on the latest outcome, and on the last one
-// again every resync interval, until ctx ends.
+// again every resync interval, while this replica leads, until ctx ends.
+// When it stops leading, reporters that remember what they reported
+// forget it, so that leading again reports afresh, as a new leader would.
 func (c *Controller) reportLoop(ctx context.Context) {
 	again := time.NewTicker(c.opts.Resync)
 	defer again.Stop()
 	var last *Outcome
+	reporting := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -361,11 +363,26 @@ func (c *Controller) reportLoop(ctx context.Context) {
 			}
 		}
 		if !c.leader.Load() {
-			last = nil
+			if reporting {
+				c.forget()
+				reporting = false
+			}
 			continue
 		}
+		reporting = true
 		for _, r := range c.reporters {
 			r.Report(ctx, *last)
+		}
+	}
+}
+
+// forgetter is a reporter that remembers what it reported (Events).
+type forgetter interface{ Forget() }
+
+func (c *Controller) forget() {
+	for _, r := range c.reporters {
+		if f, ok := r.(forgetter); ok {
+			f.Forget()
 		}
 	}
 }

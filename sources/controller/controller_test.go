@@ -95,6 +95,7 @@ func (p *fakePublisher) counts() (int, []bool) {
 type recordingReporter struct {
 	mu        sync.Mutex
 	reports   int
+	forgets   int
 	published []bool
 	// block, when set, holds every report until it is closed.
 	block chan struct{}
@@ -108,6 +109,18 @@ func (r *recordingReporter) Report(_ context.Context, o Outcome) {
 	defer r.mu.Unlock()
 	r.reports++
 	r.published = append(r.published, o.Published)
+}
+
+func (r *recordingReporter) Forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.forgets++
+}
+
+func (r *recordingReporter) forgotten() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.forgets
 }
 
 func (r *recordingReporter) count() int {
@@ -247,9 +260,12 @@ func TestOnlyTheLeaderReports(t *testing.T) {
 	}
 	c.SetLeader(false)
 	eventually(t, "the rebuild after losing the lead", func() bool { return w.count() == 3 })
+	eventually(t, "the reporters forgetting what they reported", func() bool { return r.forgotten() == 1 })
 	if r.count() != 1 {
 		t.Errorf("%d reports after losing the lead, want 1", r.count())
 	}
+	c.SetLeader(true)
+	eventually(t, "a report after leading again", func() bool { return r.count() == 2 })
 }
 
 // TestResyncSendsTheLatestMembers: while ramjetd refuses the configuration,

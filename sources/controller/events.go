@@ -70,3 +70,8 @@ func (e *Events) Report(_ context.Context, o Outcome) {
 	}
 	e.seen = current
 }
+
+// Forget drops what was reported: after this replica lost the lead, the
+// leader that follows reports afresh, and so does this one if it leads
+// again.
+func (e *Events) Forget() { e.seen = map[core.Origin]map[findingKey]bool{} }
