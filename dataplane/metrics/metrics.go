@@ -6,6 +6,8 @@
 package metrics
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -32,6 +34,13 @@ type Metrics struct {
 	LastReload prometheus.Gauge
 	// MemberUpdates counts PUT /v1/upstreams/{pool} by result.
 	MemberUpdates *prometheus.CounterVec
+
+	// appCounters caches RequestCounters by tenant and application, so
+	// that a reload of thousands of applications does not look up six
+	// label sets for each (Forget drops the entries whose series it
+	// deletes). Used at compile time only, never on the request path.
+	mu          sync.Mutex
+	appCounters map[[2]string]*[6]prometheus.Counter
 }
 
 // New creates the metrics in a fresh registry, with the Go runtime and
@@ -72,6 +81,7 @@ func New() *Metrics {
 			Name: "ramjet_member_updates_total",
 			Help: "Member list updates through the admin API, by result.",
 		}, []string{"result"}),
+		appCounters: map[[2]string]*[6]prometheus.Counter{},
 	}
 	m.Registry.MustRegister(
 		m.requests, m.upstreamLatency, m.InFlight, m.Reloads, m.ReloadFailures,
@@ -84,10 +94,17 @@ func New() *Metrics {
 // RequestCounters returns the request counters of one application, one per
 // status class, indexed like StatusClasses.
 func (m *Metrics) RequestCounters(tenant, application string) *[6]prometheus.Counter {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := [2]string{tenant, application}
+	if c := m.appCounters[key]; c != nil {
+		return c
+	}
 	var c [6]prometheus.Counter
 	for i, class := range StatusClasses {
 		c[i] = m.requests.WithLabelValues(tenant, application, class)
 	}
+	m.appCounters[key] = &c
 	return &c
 }
 
@@ -112,11 +129,14 @@ func (m *Metrics) Forget(oldApps, newApps [][2]string, oldPools, newPools []stri
 	for _, a := range newApps {
 		keep[a] = true
 	}
+	m.mu.Lock()
 	for _, a := range oldApps {
 		if !keep[a] {
 			m.requests.DeletePartialMatch(prometheus.Labels{"tenant": a[0], "application": a[1]})
+			delete(m.appCounters, a)
 		}
 	}
+	m.mu.Unlock()
 	keepPool := map[string]bool{}
 	for _, p := range newPools {
 		keepPool[p] = true

@@ -136,6 +136,12 @@ func TestForget(t *testing.T) {
 	if !slices.Equal(gotPools, wantPools) {
 		t.Errorf("latency series after Forget = %q, want %q", gotPools, wantPools)
 	}
+	// An application forgotten and configured again counts in a series
+	// that is exported (not in the deleted one a cache would keep).
+	m.RequestCounters("shop", "api")[2].Inc()
+	if got := series(t, m, "ramjet_requests_total")["application=api,class=2xx,tenant=shop"]; got != 1 {
+		t.Errorf("shop/api 2xx after it came back = %v, want 1 (a fresh series)", got)
+	}
 }
 
 func TestProcessMetricsRegistered(t *testing.T) {
