@@ -13,15 +13,17 @@ func TestSelfSigned(t *testing.T) {
 		name string
 		cn   string
 		dns  []string
+		ips  []string // given among the names, expected as IP SANs
 	}{
 		{name: "fake certificate", cn: FakeCommonName, dns: []string{"ingress.local"}},
 		{name: "no DNS names", cn: "plain"},
 		{name: "several DNS names", cn: "multi", dns: []string{"a.example.com", "*.example.com"}},
+		{name: "an IP address", cn: "loopback", dns: []string{"localhost"}, ips: []string{"127.0.0.1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			made, err := SelfSigned(tc.cn, tc.dns...)
+			made, err := SelfSigned(tc.cn, append(slices.Clone(tc.dns), tc.ips...)...)
 			if err != nil {
 				t.Fatalf("SelfSigned() error = %v, want nil", err)
 			}
@@ -36,6 +38,13 @@ func TestSelfSigned(t *testing.T) {
 			checkLoaded(t, got, tc.cn, 1)
 			if !slices.Equal(got.Leaf.DNSNames, tc.dns) {
 				t.Errorf("DNSNames = %q, want %q", got.Leaf.DNSNames, tc.dns)
+			}
+			var ips []string
+			for _, ip := range got.Leaf.IPAddresses {
+				ips = append(ips, ip.String())
+			}
+			if !slices.Equal(ips, tc.ips) {
+				t.Errorf("IPAddresses = %q, want %q", ips, tc.ips)
 			}
 			checkValidity(t, got.Leaf.NotBefore, got.Leaf.NotAfter, start)
 			for _, d := range tc.dns {

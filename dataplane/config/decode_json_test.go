@@ -57,6 +57,7 @@ func TestDecodeJSONAgreesWithYAML(t *testing.T) {
 	if err != nil || len(files) < 2 {
 		t.Fatalf("testdata: %v", err)
 	}
+	compared := 0
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -66,6 +67,7 @@ func TestDecodeJSONAgreesWithYAML(t *testing.T) {
 		if err != nil {
 			continue // a file of decoding errors
 		}
+		compared++
 		rendered, err := json.MarshalIndent(cfg, "", " ")
 		if err != nil {
 			t.Fatal(err)
@@ -82,6 +84,9 @@ func TestDecodeJSONAgreesWithYAML(t *testing.T) {
 		if a, b := meaning(t, fast), meaning(t, slow); a != b || a != meaning(t, cfg) {
 			t.Errorf("%s: the fast path read\n%s\nthe YAML decoder\n%s", file, a, b)
 		}
+	}
+	if compared < 2 {
+		t.Errorf("compared %d files; testdata has full.yaml and minimal.yaml", compared)
 	}
 }
 

@@ -252,24 +252,24 @@ func (c *Controller) rebuild(ctx context.Context) {
 	c.metrics.observeObjects(out.Objects, len(out.Ignored))
 	c.logged.update(c.log, out)
 	c.latest = out.Config
-	phases := phases{start: c.lastBuild, snapshot: snapped.Sub(c.lastBuild), translate: time.Since(snapped)}
+	phases := phases{snapshot: snapped.Sub(c.lastBuild), translate: time.Since(snapped)}
 	published := c.publish(ctx, out, seen, phases)
 	c.queueReport(Outcome{Snapshot: snap, Output: out, Published: published})
 }
 
 // phases are the durations of a rebuild's steps (the debug log).
 type phases struct {
-	start                                   time.Time
 	snapshot, translate, structure, members time.Duration
 }
 
 // publish sends the structure, then the members, and reports whether
 // ramjetd loaded the configuration.
 func (c *Controller) publish(ctx context.Context, out *sources.Output, seen time.Time, ph phases) bool {
+	start := time.Now()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), structureTimeout)
 	reloaded, err := c.publisher.Structure(sctx, out.Config, out.Files)
 	cancel()
-	ph.structure = time.Since(ph.start) - ph.snapshot - ph.translate
+	ph.structure = time.Since(start)
 	if err != nil {
 		c.failed("the configuration was not loaded", err)
 		c.metrics.reloadFailures.Inc()
@@ -285,8 +285,9 @@ func (c *Controller) publish(ctx context.Context, out *sources.Output, seen time
 	}
 	// The first configuration sends every pool: ramjetd may hold members
 	// of an earlier controller that the file's seeds do not replace.
+	start = time.Now()
 	sent, err := c.sendMembers(ctx, out.Config, first)
-	ph.members = time.Since(ph.start) - ph.snapshot - ph.translate - ph.structure
+	ph.members = time.Since(start)
 	if err != nil {
 		c.failed("members were not sent", err)
 	} else {

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/certs"
 )
 
 // adminUser is the client certificate's user; its group system:masters
@@ -32,35 +34,19 @@ type pki struct {
 // newPKI makes a CA, the API server's serving certificate (127.0.0.1 and
 // localhost) and the admin client certificate, valid for a day.
 func newPKI() (*pki, error) {
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := NewCA("ramjet-harness-ca")
 	if err != nil {
 		return nil, err
 	}
-	caTmpl := certTemplate("ramjet-harness-ca")
-	caTmpl.IsCA, caTmpl.BasicConstraintsValid = true, true
-	caTmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
+	p := &pki{caCert: ca.PEM}
+	p.serverCert, p.serverKey, err = ca.Issue("127.0.0.1", "::1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc")
 	if err != nil {
 		return nil, err
 	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		return nil, err
-	}
-	p := &pki{caCert: pemBlock("CERTIFICATE", caDER)}
-
-	server := certTemplate("kube-apiserver")
-	server.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	server.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}
-	server.DNSNames = []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"}
-	if p.serverCert, p.serverKey, err = issue(server, ca, caKey); err != nil {
-		return nil, err
-	}
-
 	client := certTemplate(adminUser)
 	client.Subject.Organization = []string{"system:masters"}
 	client.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
-	if p.clientCert, p.clientKey, err = issue(client, ca, caKey); err != nil {
+	if p.clientCert, p.clientKey, err = issue(client, ca.Cert, ca.key); err != nil {
 		return nil, err
 	}
 
@@ -77,6 +63,55 @@ func newPKI() (*pki, error) {
 	}
 	p.saPub = pemBlock("PUBLIC KEY", pub)
 	return p, nil
+}
+
+// CA is a certificate authority for a test: it issues server certificates
+// signed with an ECDSA P-256 key, valid for a day.
+type CA struct {
+	// Cert is the authority's certificate, PEM its encoding, Pool a pool
+	// that trusts it.
+	Cert *x509.Certificate
+	PEM  []byte
+	Pool *x509.CertPool
+	key  crypto.Signer
+}
+
+// NewCA makes an authority named name.
+func NewCA(name string) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := certTemplate(name)
+	tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &CA{Cert: cert, PEM: pemBlock("CERTIFICATE", der), Pool: pool, key: key}, nil
+}
+
+// Issue returns a server certificate for hosts (DNS names, or IP addresses
+// for those that parse as one; the first is its common name) and its new
+// key, PEM-encoded.
+func (ca *CA) Issue(hosts ...string) (certPEM, keyPEM []byte, err error) {
+	tmpl := certTemplate(hosts[0])
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	return issue(tmpl, ca.Cert, ca.key)
 }
 
 // certTemplate returns a certificate template named cn, valid from an hour
@@ -107,33 +142,16 @@ func issue(tmpl, ca *x509.Certificate, caKey crypto.Signer) (certPEM, key []byte
 }
 
 // SelfSigned returns a self-signed certificate for hosts (IP addresses and
-// DNS names), valid for a day, and a pool that trusts it: for a TLSBackend
-// and the clients that check it.
+// DNS names) and a pool that trusts it: for a TLSBackend and the clients
+// that check it.
 func SelfSigned(hosts ...string) (tls.Certificate, *x509.CertPool, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	tmpl := certTemplate("ramjet-harness-backend")
-	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	leaf, err := x509.ParseCertificate(der)
+	cert, err := certs.SelfSigned("ramjet-harness-backend", hosts...)
 	if err != nil {
 		return tls.Certificate{}, nil, err
 	}
 	pool := x509.NewCertPool()
-	pool.AddCert(leaf)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool, nil
+	pool.AddCert(cert.Leaf)
+	return *cert, pool, nil
 }
 
 func keyPEM(k crypto.Signer) ([]byte, error) {

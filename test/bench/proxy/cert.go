@@ -1,17 +1,12 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
-	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/certs"
 )
 
 // certFiles is the one certificate all three proxies serve: ECDSA P-256,
@@ -24,38 +19,15 @@ type certFiles struct {
 
 // writeCert generates the certificate and writes its files into dir.
 func writeCert(dir string) (certFiles, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	cert, err := certs.SelfSigned("ramjet proxy benchmark", "localhost", "127.0.0.1")
 	if err != nil {
 		return certFiles{}, err
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
 	if err != nil {
 		return certFiles{}, err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: "ramjet proxy benchmark"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(48 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return certFiles{}, err
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return certFiles{}, err
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return certFiles{}, err
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})
 	f := certFiles{
 		cert:   filepath.Join(dir, "cert.pem"),
@@ -63,7 +35,7 @@ func writeCert(dir string) (certFiles, error) {
 		bundle: filepath.Join(dir, "bundle.pem"),
 		roots:  x509.NewCertPool(),
 	}
-	f.roots.AddCert(leaf)
+	f.roots.AddCert(cert.Leaf)
 	for _, w := range []struct {
 		path string
 		data []byte

@@ -1,19 +1,11 @@
 package controller
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -22,67 +14,30 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ramjet-dev/ramjet/dataplane/certs"
+	"github.com/ramjet-dev/ramjet/test/harness"
 )
 
-// testCA issues certificates for a test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
+// newCA is a certificate authority for a test.
 func newCA(t testing.TB, name string) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := harness.NewCA(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := template(name)
-	tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
+	return &testCA{ca}
 }
 
-func template(cn string) *x509.Certificate {
-	serial, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	return &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-	}
-}
+// testCA issues certificates for a test and fails it on an error.
+type testCA struct{ *harness.CA }
 
 // issue returns a server certificate for hosts and its key, PEM-encoded.
 func (ca *testCA) issue(t testing.TB, hosts ...string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := ca.Issue(hosts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := template(hosts[0])
-	tmpl.DNSNames = hosts
-	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	return certPEM, keyPEM
 }
 
 // tlsSecret returns a kubernetes.io/tls Secret.
@@ -136,7 +91,7 @@ func TestTLS(t *testing.T) {
 	e.create(withTLS("missing", missing, "no-such-secret"))
 	e.create(withTLS("mismatched", mismatched, "mismatched-tls"))
 
-	verifying := r.Client(&tls.Config{RootCAs: ca.pool})
+	verifying := r.Client(&tls.Config{RootCAs: ca.Pool})
 	expect(t, verifying, "https://"+secure+"/", "web")
 	a, err := get(t.Context(), verifying, "https://"+secure+"/")
 	if err != nil {
