@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -161,17 +163,8 @@ func (r *Ramjet) bootstrap() error {
 // StartRamjetd starts ramjetd on the current ramjet.yaml and waits until
 // its health listener answers.
 func (r *Ramjet) StartRamjetd() error {
-	p, err := startProcess("ramjetd", filepath.Join(r.bin, "ramjetd"), r.logPath("ramjetd"),
+	return r.start(&r.ramjetd, "ramjetd", "http://"+r.Health+"/healthz", 30*time.Second,
 		"--config", r.Config, "--drain-delay", "0s", "--shutdown-timeout", "5s", "--log-level", "debug")
-	if err != nil {
-		return err
-	}
-	r.mu.Lock()
-	r.ramjetd = p
-	r.mu.Unlock()
-	return p.waitReady(30*time.Second, func(ctx context.Context) error {
-		return httpOK(ctx, http.DefaultClient, "http://"+r.Health+"/healthz")
-	})
 }
 
 // StartController starts ramjet-ingress run and waits until it is ready:
@@ -184,27 +177,28 @@ func (r *Ramjet) StartController() error {
 		args = append(args, "--no-status-update")
 	}
 	args = append(args, r.opts.Args...)
-	p, err := startProcess("ramjet-ingress", filepath.Join(r.bin, "ramjet-ingress"), r.logPath("ramjet-ingress"), args...)
+	return r.start(&r.ingres, "ramjet-ingress", "http://"+r.Controller+"/readyz", 60*time.Second, args...)
+}
+
+// start runs the program name with args into *slot and waits until ready
+// answers 200.
+func (r *Ramjet) start(slot **process, name, ready string, timeout time.Duration, args ...string) error {
+	p, err := startProcess(name, filepath.Join(r.bin, name), r.logPath(name), args...)
 	if err != nil {
 		return err
 	}
 	r.mu.Lock()
-	r.ingres = p
+	*slot = p
 	r.mu.Unlock()
-	return p.waitReady(60*time.Second, func(ctx context.Context) error {
-		return httpOK(ctx, http.DefaultClient, "http://"+r.Controller+"/readyz")
+	return p.waitReady(timeout, func(ctx context.Context) error {
+		return httpOK(ctx, http.DefaultClient, ready)
 	})
 }
 
 func hasStatusFlag(args []string) bool {
-	for _, a := range args {
-		for _, f := range []string{"--publish-address", "--publish-service", "--no-status-update"} {
-			if len(a) >= len(f) && a[:len(f)] == f {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "--publish-address") || strings.HasPrefix(a, "--publish-service") || strings.HasPrefix(a, "--no-status-update")
+	})
 }
 
 // StopController stops ramjet-ingress (SIGTERM): ramjetd keeps serving.
