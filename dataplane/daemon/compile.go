@@ -45,7 +45,7 @@ type generation struct {
 	// bodyTimeout bounds each read of a request body.
 	bodyTimeout time.Duration
 	// variants are the transports of routes with their own timeouts.
-	variants []*http.Transport
+	variants []*upstream.Transport
 	// authFiles are the digests of the htpasswd files in use.
 	authFiles [][32]byte
 }
@@ -75,7 +75,7 @@ type compiler struct {
 	errs      []error
 	pools     map[string]*upstream.Pool
 	stores    map[string]*certs.Store
-	variants  []*http.Transport
+	variants  []*upstream.Transport
 	authFiles [][32]byte
 }
 
@@ -381,7 +381,7 @@ func (c *compiler) action(a *config.Action, timeouts *config.Timeouts) exchange.
 
 // transport is the pool's transport, or a variant with the route's
 // timeouts.
-func (c *compiler) transport(pool *upstream.Pool, t *config.Timeouts) *http.Transport {
+func (c *compiler) transport(pool *upstream.Pool, t *config.Timeouts) *upstream.Transport {
 	if t == nil {
 		return pool.Transport
 	}

@@ -45,7 +45,7 @@ type Target struct {
 	Weight uint32
 	// Transport replaces the pool's, for a route with its own timeouts
 	// (upstream.State.Variant). Nil uses the pool's.
-	Transport *http.Transport
+	Transport *upstream.Transport
 }
 
 // Handler forwards requests to one pool, or to one of several chosen at
@@ -132,7 +132,7 @@ func isGRPC(r *http.Request) bool {
 type forwarding struct {
 	h         *Handler
 	pool      *upstream.Pool
-	transport *http.Transport
+	transport *upstream.Transport
 	w         http.ResponseWriter
 	x         *exchange.Request
 

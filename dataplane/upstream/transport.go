@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/http1"
 )
 
 // IdleConnsPerMember is the number of idle keep-alive connections kept per
@@ -60,19 +61,49 @@ type tlsFiles struct {
 	clientCert *tls.Certificate // presented to members that ask; nil: none
 }
 
-func newTransport(s transportSettings, files tlsFiles) *http.Transport {
+// idleTimeout closes member connections idle for longer.
+const idleTimeout = 90 * time.Second
+
+// Transport sends requests to the members of the pools that share its
+// settings. Requests without a body to an HTTP/1.1 member (scheme http or
+// https) go through the proxy's own client (package http1), on the calling
+// goroutine; the rest (bodies, upgrades, HTTP/2) through net/http.
+type Transport struct {
+	// HTTP is net/http's transport, for what the fast path does not take.
+	HTTP *http.Transport
+	fast *http1.Client // nil for HTTP/2 schemes
+}
+
+// RoundTrip sends req to the member named by req.URL.Host.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.fast != nil && http1.Eligible(req) {
+		return t.fast.RoundTrip(req)
+	}
+	return t.HTTP.RoundTrip(req)
+}
+
+// CloseIdleConnections closes the idle connections of both clients.
+func (t *Transport) CloseIdleConnections() {
+	t.HTTP.CloseIdleConnections()
+	if t.fast != nil {
+		t.fast.CloseIdleConnections()
+	}
+}
+
+func newTransport(s transportSettings, files tlsFiles) *Transport {
 	dialer := newMemberDialer(s.connectTimeout)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.dial(ctx, network, addr)
+		if err != nil {
+			return nil, &DialError{Address: addr, Err: err}
+		}
+		return c, nil
+	}
 	t := &http.Transport{
-		Proxy: nil, // never an environment proxy
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := dialer.dial(ctx, network, addr)
-			if err != nil {
-				return nil, &DialError{Address: addr, Err: err}
-			}
-			return c, nil
-		},
+		Proxy:                 nil, // never an environment proxy
+		DialContext:           dial,
 		MaxIdleConnsPerHost:   IdleConnsPerMember,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       idleTimeout,
 		ResponseHeaderTimeout: s.responseTimeout,
 		ExpectContinueTimeout: time.Second,
 		// The proxy forwards bodies as they are; it never asks for or
@@ -86,8 +117,18 @@ func newTransport(s transportSettings, files tlsFiles) *http.Transport {
 	}
 	if s.scheme.IsHTTP2() {
 		t.HTTP2 = &http.HTTP2Config{}
+		return &Transport{HTTP: t}
 	}
-	return t
+	fast := &http1.Client{
+		Dial:                  dial,
+		ResponseHeaderTimeout: s.responseTimeout,
+		MaxIdlePerHost:        IdleConnsPerMember,
+		IdleTimeout:           idleTimeout,
+	}
+	if s.scheme.UsesTLS() {
+		fast.Dial = t.DialTLSContext
+	}
+	return &Transport{HTTP: t, fast: fast}
 }
 
 func protocols(s config.Scheme) *http.Protocols {

@@ -80,7 +80,14 @@ func TestTransportSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := mustBuild(t, NewState(), "p", &tt.cfg).Transport
+			both := mustBuild(t, NewState(), "p", &tt.cfg).Transport
+			if fast := both.fast; (fast != nil) != tt.wantHTTP1 {
+				t.Errorf("HTTP/1.1 fast path set = %v, want %v", fast != nil, tt.wantHTTP1)
+			} else if fast != nil && (fast.ResponseHeaderTimeout != tt.wantTimeout || fast.MaxIdlePerHost != IdleConnsPerMember || fast.IdleTimeout != idleTimeout) {
+				t.Errorf("fast path: response timeout %v, idle %d for %v; want %v, %d for %v",
+					fast.ResponseHeaderTimeout, fast.MaxIdlePerHost, fast.IdleTimeout, tt.wantTimeout, IdleConnsPerMember, idleTimeout)
+			}
+			tr := both.HTTP
 			if tr.Proxy != nil {
 				t.Errorf("Proxy is set, want nil (never an environment proxy)")
 			}

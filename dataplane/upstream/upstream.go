@@ -52,7 +52,7 @@ type Pool struct {
 	Balance   config.Balance
 	Hash      config.Hash // meaningful with balance: hash; cookie defaults filled
 	Retries   int
-	Transport *http.Transport
+	Transport *Transport
 	Algorithm balancer.Algorithm
 	Stats     *PoolStats
 	// Latency observes the seconds from sending a request to a member to
@@ -75,7 +75,7 @@ type State struct {
 	cursors    map[string]*atomic.Uint64
 	poolStats  map[string]*PoolStats
 	stats      map[string]*balancer.Stats
-	transports map[transportSettings]*http.Transport
+	transports map[transportSettings]*Transport
 	committed  map[string]*Pool
 }
 
@@ -85,7 +85,7 @@ func NewState() *State {
 		cursors:    map[string]*atomic.Uint64{},
 		poolStats:  map[string]*PoolStats{},
 		stats:      map[string]*balancer.Stats{},
-		transports: map[transportSettings]*http.Transport{},
+		transports: map[transportSettings]*Transport{},
 		committed:  map[string]*Pool{},
 	}
 }
@@ -213,7 +213,7 @@ func chainDigest(cert *tls.Certificate) string {
 
 // transport returns the transport of settings, shared with every pool and
 // route that has the same; files hold what its settings name.
-func (s *State) transport(settings transportSettings, files tlsFiles) *http.Transport {
+func (s *State) transport(settings transportSettings, files tlsFiles) *Transport {
 	if t := s.transports[settings]; t != nil {
 		return t
 	}
@@ -225,7 +225,7 @@ func (s *State) transport(settings transportSettings, files tlsFiles) *http.Tran
 // Variant returns the transport of pool p with other timeouts (a route's
 // own); zero keeps the pool's. Routes with equal timeouts share it, and it
 // lives as long as a committed generation uses it (see Commit).
-func (s *State) Variant(p *Pool, connect, response time.Duration) *http.Transport {
+func (s *State) Variant(p *Pool, connect, response time.Duration) *Transport {
 	settings := p.settings
 	if connect > 0 {
 		settings.connectTimeout = connect
@@ -246,11 +246,11 @@ func (s *State) Variant(p *Pool, connect, response time.Duration) *http.Transpor
 // given (their idle connections are closed), cursors and counters of pools
 // and members that are gone. Counters of members with requests still in
 // flight are kept until those finish.
-func (s *State) Commit(pools map[string]*Pool, variants []*http.Transport) {
+func (s *State) Commit(pools map[string]*Pool, variants []*Transport) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.committed = pools
-	usedTransports := map[*http.Transport]bool{}
+	usedTransports := map[*Transport]bool{}
 	for _, p := range pools {
 		usedTransports[p.Transport] = true
 	}

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -507,13 +506,13 @@ func TestVariant(t *testing.T) {
 		t.Error("a variant with the pool's own timeouts is not the pool's transport")
 	}
 	v := s.Variant(p, 0, 3*time.Second)
-	if v == p.Transport || v.ResponseHeaderTimeout != 3*time.Second {
-		t.Fatalf("variant: same %t, response timeout %v; want a new transport with 3s", v == p.Transport, v.ResponseHeaderTimeout)
+	if v == p.Transport || v.HTTP.ResponseHeaderTimeout != 3*time.Second || v.fast.ResponseHeaderTimeout != 3*time.Second {
+		t.Fatalf("variant: same %t, response timeout %v; want a new transport with 3s", v == p.Transport, v.HTTP.ResponseHeaderTimeout)
 	}
 	if again := s.Variant(p, 0, 3*time.Second); again != v {
 		t.Error("routes with equal timeouts do not share the variant")
 	}
-	s.Commit(map[string]*Pool{"p": p}, []*http.Transport{v})
+	s.Commit(map[string]*Pool{"p": p}, []*Transport{v})
 	if again := s.Variant(p, 0, 3*time.Second); again != v {
 		t.Error("a committed variant was dropped")
 	}

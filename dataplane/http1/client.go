@@ -1,0 +1,410 @@
+// Package http1 is the proxy's HTTP/1.1 client for its common case: a
+// request without a body, sent to a member over a kept-alive connection.
+//
+// net/http's Transport serves every request through two goroutines per
+// connection (a reader and a writer) and hands each request and response
+// between them over channels. On one core those hand-offs, and the
+// allocations around them, cost more than the proxy's own work. Client does
+// the whole exchange on the calling goroutine instead: it takes an idle
+// connection, writes the request head with one write, reads the response
+// head, and returns the connection to its member's idle list when the body
+// has been read to its end.
+//
+// Everything else (request bodies, upgrades, Expect, HTTP/2) stays with
+// net/http: Eligible says which requests Client takes.
+package http1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Client sends eligible requests (see Eligible) over kept-alive HTTP/1.1
+// connections. Its fields are set before first use and not changed after.
+// Its methods are safe for concurrent use.
+type Client struct {
+	// Dial opens a connection to a member address (host:port), TLS
+	// handshake included for an https member.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// ResponseHeaderTimeout bounds the wait for the response head after the
+	// request was written; 0 waits as long as the request's context.
+	ResponseHeaderTimeout time.Duration
+	// MaxIdlePerHost is the number of idle connections kept per member.
+	MaxIdlePerHost int
+	// IdleTimeout closes connections idle for longer.
+	IdleTimeout time.Duration
+
+	hosts   sync.Map // member address → *host
+	closed  atomic.Bool
+	sweeper sync.Once
+	done    chan struct{}
+	closeMu sync.Mutex // orders CloseIdleConnections with the sweeper's start
+}
+
+// host holds the idle connections of one member address.
+type host struct {
+	idle    chan *conn
+	retired atomic.Bool // dropped from Client.hosts: its connections are closed, not kept
+}
+
+// Eligible reports whether Client can send req: no body, no trailers, no
+// upgrade or Expect, not asked to close, and a method that may be sent again
+// when a kept-alive connection turns out to have been closed by the member
+// (RFC 9110 §9.2.2) — which is what Client then does, as net/http does.
+func Eligible(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody || req.ContentLength != 0 || len(req.Trailer) > 0 || req.Close {
+		return false
+	}
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodDelete, http.MethodTrace:
+	default:
+		return false
+	}
+	if _, ok := req.Header["Upgrade"]; ok {
+		return false
+	}
+	_, expect := req.Header["Expect"]
+	return !expect
+}
+
+// RoundTrip sends an eligible request to req.URL.Host and returns the
+// response, whose body must be read to its end or closed. A connection the
+// member closed while it was idle is replaced and the request sent again.
+func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !Eligible(req) {
+		return nil, errNotEligible
+	}
+	ctx := req.Context()
+	addr := req.URL.Host
+	for {
+		cn, reused, err := c.conn(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.GotConn != nil {
+			trace.GotConn(httptrace.GotConnInfo{Conn: cn.Conn, Reused: reused, WasIdle: reused})
+		}
+		resp, err := cn.exchange(ctx, req, c.ResponseHeaderTimeout)
+		if err == nil {
+			return resp, nil
+		}
+		cn.Close()
+		if !reused || !errors.Is(err, errClosedIdle) || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+var errNotEligible = errors.New("http1: request not eligible for the HTTP/1.1 fast path")
+
+// conn returns an idle connection to addr, or a new one.
+func (c *Client) conn(ctx context.Context, addr string) (cn *conn, reused bool, err error) {
+	if h, ok := c.hosts.Load(addr); ok {
+		if cn := c.takeIdle(h.(*host)); cn != nil {
+			return cn, true, nil
+		}
+	}
+	nc, err := c.Dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, false, err
+	}
+	return newConn(c, addr, nc), false, nil
+}
+
+// takeIdle returns the oldest idle connection of h that has not timed out,
+// nil when there is none.
+func (c *Client) takeIdle(h *host) *conn {
+	for {
+		select {
+		case cn := <-h.idle:
+			if time.Since(cn.idleSince) < c.IdleTimeout {
+				return cn
+			}
+			cn.Close()
+		default:
+			return nil
+		}
+	}
+}
+
+// putIdle keeps cn for the next request to its member, or closes it when
+// the member's idle list is full or the client closed.
+func (c *Client) putIdle(cn *conn) {
+	if c.closed.Load() {
+		cn.Close()
+		return
+	}
+	h := c.host(cn.addr)
+	cn.idleSince = time.Now()
+	select {
+	case h.idle <- cn:
+	default:
+		cn.Close()
+		return
+	}
+	if h.retired.Load() || c.closed.Load() {
+		// Lost a race with the sweeper or CloseIdleConnections, which
+		// may have emptied h already.
+		drain(h)
+	}
+}
+
+func (c *Client) host(addr string) *host {
+	if h, ok := c.hosts.Load(addr); ok {
+		return h.(*host)
+	}
+	h, loaded := c.hosts.LoadOrStore(addr, &host{idle: make(chan *conn, c.MaxIdlePerHost)})
+	if !loaded {
+		c.startSweeper()
+	}
+	return h.(*host)
+}
+
+// CloseIdleConnections closes every idle connection; connections in use
+// are closed when their response ends. The Client keeps no connection
+// after it: it is meant for a transport no configuration uses any longer.
+func (c *Client) CloseIdleConnections() {
+	c.closeMu.Lock()
+	defer c.closeMu.Unlock()
+	if c.closed.Swap(true) {
+		return
+	}
+	if c.done != nil {
+		close(c.done)
+	}
+	c.hosts.Range(func(_, h any) bool {
+		drain(h.(*host))
+		return true
+	})
+}
+
+func drain(h *host) {
+	for {
+		select {
+		case cn := <-h.idle:
+			cn.Close()
+		default:
+			return
+		}
+	}
+}
+
+// startSweeper starts, once, the goroutine that closes connections idle
+// for longer than IdleTimeout and forgets members without connections.
+func (c *Client) startSweeper() {
+	c.sweeper.Do(func() {
+		c.closeMu.Lock()
+		defer c.closeMu.Unlock()
+		if c.closed.Load() {
+			return
+		}
+		c.done = make(chan struct{})
+		go c.sweep(c.done, max(c.IdleTimeout/3, time.Second))
+	})
+}
+
+func (c *Client) sweep(done <-chan struct{}, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			c.sweepOnce()
+		}
+	}
+}
+
+// sweepOnce closes expired idle connections and retires hosts that had
+// none left.
+func (c *Client) sweepOnce() {
+	c.hosts.Range(func(addr, v any) bool {
+		h := v.(*host)
+		for range len(h.idle) {
+			select {
+			case cn := <-h.idle:
+				if time.Since(cn.idleSince) >= c.IdleTimeout || peerClosed(cn.Conn) {
+					cn.Close()
+					continue
+				}
+				select {
+				case h.idle <- cn:
+				default:
+					cn.Close()
+				}
+			default:
+			}
+		}
+		if len(h.idle) == 0 {
+			c.hosts.Delete(addr)
+			h.retired.Store(true)
+			drain(h)
+		}
+		return true
+	})
+}
+
+// conn is one kept-alive connection to a member.
+type conn struct {
+	net.Conn
+	client    *Client
+	addr      string
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	idleSince time.Time
+	canceled  atomic.Bool // the request's context ended: the connection is dead
+}
+
+func newConn(c *Client, addr string, nc net.Conn) *conn {
+	return &conn{Conn: nc, client: c, addr: addr, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 4<<10)}
+}
+
+// errClosedIdle is the failure of a kept-alive connection that the member
+// closed before answering: the request did not reach it, or reached it as
+// it was closing, and may be sent again on a new connection.
+var errClosedIdle = errors.New("http1: the member closed a kept-alive connection before answering")
+
+// exchange writes req and reads the response head.
+func (cn *conn) exchange(ctx context.Context, req *http.Request, headTimeout time.Duration) (*http.Response, error) {
+	stop := cn.watch(ctx)
+	if err := writeRequest(cn.bw, req); err != nil {
+		stop()
+		if isClosedConn(err) {
+			return nil, errors.Join(errClosedIdle, err)
+		}
+		return nil, err
+	}
+	if headTimeout > 0 {
+		cn.SetReadDeadline(time.Now().Add(headTimeout))
+	}
+	resp, err := cn.readHead(req)
+	if err != nil {
+		stop()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if headTimeout > 0 {
+		cn.SetReadDeadline(time.Time{})
+		if cn.canceled.Load() {
+			// The context ended meanwhile, and the deadline its
+			// watcher set has just been lifted: set it again.
+			cn.SetDeadline(aLongTimeAgo)
+		}
+	}
+	reusable := !resp.Close
+	if resp.Body == http.NoBody {
+		cn.finish(stop, reusable)
+		return resp, nil
+	}
+	resp.Body = &body{src: resp.Body, cn: cn, stop: stop, reusable: reusable}
+	return resp, nil
+}
+
+// readHead reads the response head, passing over informational (1xx)
+// answers as net/http does.
+func (cn *conn) readHead(req *http.Request) (*http.Response, error) {
+	if _, err := cn.br.Peek(1); err != nil {
+		if isClosedConn(err) {
+			return nil, errors.Join(errClosedIdle, err)
+		}
+		return nil, err
+	}
+	for range maxInformational + 1 {
+		resp, err := http.ReadResponse(cn.br, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			return nil, errUnexpectedSwitch
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode < 100 {
+			return resp, nil
+		}
+	}
+	return nil, errTooManyInformational
+}
+
+// maxInformational is how many 1xx answers may precede the response, as in
+// net/http.
+const maxInformational = 5
+
+var (
+	errUnexpectedSwitch     = errors.New("http1: the member switched protocols without being asked to")
+	errTooManyInformational = errors.New("http1: too many informational (1xx) answers")
+)
+
+// watch makes the end of ctx break the connection, so that a request
+// whose client went away stops waiting for the member. The returned
+// function stops watching and reports whether the connection is still
+// usable.
+func (cn *conn) watch(ctx context.Context) (stop func() bool) {
+	if ctx.Done() == nil {
+		return alwaysUsable
+	}
+	return context.AfterFunc(ctx, func() {
+		cn.canceled.Store(true)
+		cn.SetDeadline(aLongTimeAgo)
+	})
+}
+
+func alwaysUsable() bool { return true }
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+// finish ends the connection's exchange: back to the idle list when the
+// response ended cleanly and the context did not break it, closed
+// otherwise.
+func (cn *conn) finish(stop func() bool, reusable bool) {
+	if stop() && reusable && !cn.canceled.Load() {
+		cn.client.putIdle(cn)
+		return
+	}
+	cn.Close()
+}
+
+// body is a response body that gives its connection back at its end.
+// Like net/http's, it is read by one goroutine at a time; Close may follow
+// Read but not run beside it.
+type body struct {
+	src      io.ReadCloser
+	cn       *conn
+	stop     func() bool
+	reusable bool
+	done     bool
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, io.EOF
+	}
+	n, err := b.src.Read(p)
+	if err != nil {
+		b.end(err == io.EOF)
+	}
+	return n, err
+}
+
+// Close closes the connection unless the body was read to its end: what is
+// left of it would have to be read before the next response.
+func (b *body) Close() error {
+	if !b.done {
+		b.end(false)
+	}
+	return nil
+}
+
+func (b *body) end(complete bool) {
+	b.done = true
+	b.cn.finish(b.stop, b.reusable && complete)
+}

@@ -1,0 +1,635 @@
+package http1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httptrace"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// newClient returns a Client that dials plainly, with a long idle timeout.
+func newClient(t *testing.T) *Client {
+	t.Helper()
+	var d net.Dialer
+	c := &Client{Dial: d.DialContext, MaxIdlePerHost: 8, IdleTimeout: time.Minute, ResponseHeaderTimeout: 5 * time.Second}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// countingServer is an httptest server that counts the connections it
+// accepted and closed.
+type countingServer struct {
+	*httptest.Server
+	opened, closed atomic.Int32
+}
+
+func newCountingServer(t *testing.T, h http.HandlerFunc) *countingServer {
+	t.Helper()
+	s := &countingServer{Server: httptest.NewUnstartedServer(h)}
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			s.opened.Add(1)
+		case http.StateClosed:
+			s.closed.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// get sends a request and returns the response with its body read, and
+// whether the connection was a kept-alive one.
+func get(t *testing.T, c *Client, method, url string) (resp *http.Response, body string, reused bool) {
+	t.Helper()
+	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+	ctx := httptrace.WithClientTrace(context.Background(), trace)
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = c.RoundTrip(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, url, err)
+	}
+	return resp, string(b), reused
+}
+
+// eventually waits up to 2s for cond.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 2s: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestEligible(t *testing.T) {
+	tests := []struct {
+		name string
+		req  func() *http.Request
+		want bool
+	}{
+		{"GET", func() *http.Request { return newReq("GET", nil) }, true},
+		{"HEAD", func() *http.Request { return newReq("HEAD", nil) }, true},
+		{"OPTIONS", func() *http.Request { return newReq("OPTIONS", nil) }, true},
+		{"DELETE", func() *http.Request { return newReq("DELETE", nil) }, true},
+		{"TRACE", func() *http.Request { return newReq("TRACE", nil) }, true},
+		{"GET with NoBody", func() *http.Request { r := newReq("GET", nil); r.Body = http.NoBody; return r }, true},
+		{"POST without body", func() *http.Request { return newReq("POST", nil) }, false},
+		{"PUT without body", func() *http.Request { return newReq("PUT", nil) }, false},
+		{"PATCH", func() *http.Request { return newReq("PATCH", nil) }, false},
+		{"GET with a body", func() *http.Request { return newReq("GET", strings.NewReader("x")) }, false},
+		{"GET with unknown length", func() *http.Request { r := newReq("GET", nil); r.ContentLength = -1; return r }, false},
+		{"upgrade", func() *http.Request { r := newReq("GET", nil); r.Header.Set("Upgrade", "websocket"); return r }, false},
+		{"Expect", func() *http.Request { r := newReq("GET", nil); r.Header.Set("Expect", "100-continue"); return r }, false},
+		{"Close", func() *http.Request { r := newReq("GET", nil); r.Close = true; return r }, false},
+		{"trailers", func() *http.Request { r := newReq("GET", nil); r.Trailer = http.Header{"X": nil}; return r }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Eligible(tt.req()); got != tt.want {
+				t.Errorf("Eligible = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if _, err := newClient(t).RoundTrip(newReq("POST", nil)); !errors.Is(err, errNotEligible) {
+		t.Errorf("RoundTrip(POST) = %v, want errNotEligible", err)
+	}
+}
+
+func newReq(method string, body io.Reader) *http.Request {
+	r, err := http.NewRequest(method, "http://127.0.0.1:1/", body)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// TestRequestHead checks the bytes of the request head: what net/http's
+// Transport would write for the same request.
+func TestRequestHead(t *testing.T) {
+	tests := []struct {
+		name   string
+		edit   func(r *http.Request)
+		target string
+		want   []string // header lines expected, in any order
+		absent []string // header names that must not be sent
+	}{
+		{name: "plain", target: "/a/b?x=1&y", edit: func(r *http.Request) {},
+			want: []string{"Host: example.test", "User-Agent: " + defaultUserAgent}},
+		{name: "escaped path kept", target: "/a%2Fb/c%20d?q=%2F",
+			edit: func(r *http.Request) {}, want: []string{"Host: example.test"}},
+		{name: "forwarded Host", target: "/", edit: func(r *http.Request) { r.Host = "other.test:8080" },
+			want: []string{"Host: other.test:8080"}},
+		{name: "empty User-Agent sends none", target: "/", edit: func(r *http.Request) { r.Header["User-Agent"] = []string{""} },
+			absent: []string{"User-Agent"}},
+		{name: "User-Agent kept", target: "/", edit: func(r *http.Request) { r.Header.Set("User-Agent", "curl/8") },
+			want: []string{"User-Agent: curl/8"}},
+		{name: "values trimmed, repeated fields kept", target: "/", edit: func(r *http.Request) {
+			r.Header["X-A"] = []string{"  one\t", "two"}
+		}, want: []string{"X-A: one", "X-A: two"}},
+		{name: "framing headers never sent", target: "/", edit: func(r *http.Request) {
+			r.Header.Set("Content-Length", "10")
+			r.Header.Set("Transfer-Encoding", "chunked")
+			r.Header.Set("Trailer", "X")
+			r.Header.Set("Host", "spoofed.test")
+		}, want: []string{"Host: example.test"}, absent: []string{"Content-Length", "Transfer-Encoding", "Trailer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			heads := make(chan string, 1)
+			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+				heads <- readHead(br)
+				io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
+			})
+			req, _ := http.NewRequest("GET", "http://"+addr+tt.target, nil)
+			req.Host = "example.test"
+			tt.edit(req)
+			resp, err := newClient(t).RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			head := <-heads
+			lines := strings.Split(strings.TrimSuffix(head, "\r\n\r\n"), "\r\n")
+			if want := "GET " + tt.target + " HTTP/1.1"; lines[0] != want {
+				t.Errorf("request line %q, want %q", lines[0], want)
+			}
+			for _, w := range tt.want {
+				if !contains(lines[1:], w) {
+					t.Errorf("head lacks %q:\n%s", w, head)
+				}
+			}
+			for _, name := range tt.absent {
+				for _, l := range lines[1:] {
+					if strings.HasPrefix(strings.ToLower(l), strings.ToLower(name)+":") {
+						t.Errorf("head has %q, want no %s", l, name)
+					}
+				}
+			}
+			if n := strings.Count(strings.ToLower(head), "\r\nhost:"); n != 1 {
+				t.Errorf("%d Host fields, want 1", n)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestInvalidRequestsNotSent checks that a header net/http would refuse is
+// refused before anything is written.
+func TestInvalidRequestsNotSent(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(r *http.Request)
+		want error
+	}{
+		{"CR LF in a value", func(r *http.Request) { r.Header["X-A"] = []string{"a\r\nX-Injected: 1"} }, errInvalidHeaderValue},
+		{"NUL in a value", func(r *http.Request) { r.Header["X-A"] = []string{"a\x00"} }, errInvalidHeaderValue},
+		{"space in a name", func(r *http.Request) { r.Header["X A"] = []string{"a"} }, errInvalidHeaderName},
+		{"CR LF in User-Agent", func(r *http.Request) { r.Header["User-Agent"] = []string{"a\r\nb: c"} }, errInvalidHeaderValue},
+		{"bad Host", func(r *http.Request) { r.Host = "a b" }, errInvalidHost},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := make(chan int, 1)
+			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+				b, _ := io.ReadAll(br)
+				got <- len(b)
+			})
+			req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+			tt.edit(req)
+			if _, err := newClient(t).RoundTrip(req); !errors.Is(err, tt.want) {
+				t.Fatalf("error %v, want %v", err, tt.want)
+			}
+			if n := <-got; n != 0 {
+				t.Errorf("the member received %d bytes, want none", n)
+			}
+		})
+	}
+}
+
+// TestKeepAlive checks that sequential requests share one connection,
+// whatever the framing of the responses that end cleanly.
+func TestKeepAlive(t *testing.T) {
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/chunked":
+			w.Write([]byte("a"))
+			w.(http.Flusher).Flush()
+			w.Write([]byte("b"))
+		case "/empty":
+			w.WriteHeader(http.StatusNoContent)
+		case "/not-modified":
+			w.WriteHeader(http.StatusNotModified)
+		default:
+			io.WriteString(w, "hello")
+		}
+	})
+	c := newClient(t)
+	paths := []string{"/", "/chunked", "/empty", "/not-modified"}
+	for i := range 40 {
+		method := "GET"
+		if i%5 == 4 {
+			method = "HEAD"
+		}
+		path := paths[i%len(paths)]
+		resp, body, reused := get(t, c, method, srv.URL+path)
+		if i > 0 && !reused {
+			t.Errorf("request %d (%s %s): new connection, want the kept-alive one", i, method, path)
+		}
+		wantBody := map[string]string{"/": "hello", "/chunked": "ab"}[path]
+		if method == "HEAD" {
+			wantBody = ""
+		}
+		if body != wantBody {
+			t.Errorf("%s %s: status %d body %q, want %q", method, path, resp.StatusCode, body, wantBody)
+		}
+	}
+	if n := srv.opened.Load(); n != 1 {
+		t.Errorf("%d connections for 40 sequential requests, want 1", n)
+	}
+}
+
+// TestTrailers checks that a chunked response's trailers are there once
+// its body was read.
+func TestTrailers(t *testing.T) {
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "Grpc-Status")
+		io.WriteString(w, "body")
+		w.Header().Set("Grpc-Status", "0")
+	})
+	resp, body, _ := get(t, newClient(t), "GET", srv.URL)
+	if body != "body" || resp.Trailer.Get("Grpc-Status") != "0" {
+		t.Errorf("body %q trailer %v, want \"body\" and Grpc-Status 0", body, resp.Trailer)
+	}
+}
+
+// TestConnectionsNotReused checks the responses after which a connection
+// cannot carry another request.
+func TestConnectionsNotReused(t *testing.T) {
+	tests := []struct {
+		name    string
+		answer  string
+		partial bool // close the body before its end
+	}{
+		{name: "Connection: close", answer: "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"},
+		{name: "HTTP/1.0", answer: "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+		{name: "body until close", answer: "HTTP/1.1 200 OK\r\n\r\nok"},
+		{name: "body closed before its end", answer: "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nok", partial: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var conns atomic.Int32
+			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+				conns.Add(1)
+				readHead(br)
+				io.WriteString(c, tt.answer)
+				if !tt.partial {
+					c.(*net.TCPConn).CloseWrite()
+				}
+				io.Copy(io.Discard, br) // until the client closes
+			})
+			c := newClient(t)
+			for range 2 {
+				req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+				resp, err := c.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tt.partial {
+					b := make([]byte, 1)
+					resp.Body.Read(b)
+				} else if b, _ := io.ReadAll(resp.Body); string(b) != "ok" {
+					t.Errorf("body %q, want ok", b)
+				}
+				resp.Body.Close()
+			}
+			if n := conns.Load(); n != 2 {
+				t.Errorf("%d connections for two requests, want 2", n)
+			}
+		})
+	}
+}
+
+// TestClosedIdleConnectionReplaced checks that a kept-alive connection the
+// member closed while idle is replaced, and the request sent again, without
+// the caller seeing an error; a new connection closed without an answer is
+// an error at once.
+func TestClosedIdleConnectionReplaced(t *testing.T) {
+	var conns atomic.Int32
+	closed := make(chan struct{}, 3)
+	addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		n := conns.Add(1)
+		readHead(br)
+		if n < 3 {
+			// Answered and kept alive for the client, then closed
+			// while idle: a second request on it finds it closed.
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		} // else a new connection closed without an answer
+		c.Close()
+		closed <- struct{}{}
+	})
+	c := newClient(t)
+	get(t, c, "GET", "http://"+addr+"/")
+	<-closed
+	_, body, _ := get(t, c, "GET", "http://"+addr+"/")
+	if body != "ok" || conns.Load() != 2 {
+		t.Fatalf("body %q over %d connections, want ok over 2", body, conns.Load())
+	}
+	<-closed
+	// The idle connection is closed (replaced once), and its replacement,
+	// a new connection, is closed without an answer.
+	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+	if _, err := c.RoundTrip(req); !isClosedConn(err) {
+		t.Fatalf("error %v, want the member's close", err)
+	}
+	if n := conns.Load(); n != 3 {
+		t.Errorf("%d connections, want 3 (no new connection retried)", n)
+	}
+}
+
+// TestResponseHeaderTimeout checks the wait for a silent member.
+func TestResponseHeaderTimeout(t *testing.T) {
+	addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		readHead(br)
+		io.Copy(io.Discard, br)
+	})
+	c := newClient(t)
+	c.ResponseHeaderTimeout = 100 * time.Millisecond
+	start := time.Now()
+	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+	_, err := c.RoundTrip(req)
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("error %v, want a timeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("gave up after %v, want about 100ms", d)
+	}
+}
+
+// TestContextEnds checks that a request whose context ends stops waiting,
+// for the head and for the body, and that its connection is not kept.
+func TestContextEnds(t *testing.T) {
+	for _, during := range []string{"head", "body"} {
+		t.Run(during, func(t *testing.T) {
+			var conns atomic.Int32
+			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+				conns.Add(1)
+				readHead(br)
+				if during == "body" {
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab")
+				}
+				io.Copy(io.Discard, br)
+			})
+			c := newClient(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
+			time.AfterFunc(50*time.Millisecond, cancel)
+			start := time.Now()
+			resp, err := c.RoundTrip(req)
+			if during == "head" {
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("error %v, want context.Canceled", err)
+				}
+			} else {
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err == nil {
+					t.Fatal("the body ended cleanly after the context ended, want an error")
+				}
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("returned after %v, want about 50ms", d)
+			}
+			get := func() {
+				req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+				req = req.WithContext(context.Background())
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				if resp, err := c.RoundTrip(req.WithContext(ctx)); err == nil {
+					resp.Body.Close()
+				}
+			}
+			get()
+			if n := conns.Load(); n != 2 {
+				t.Errorf("%d connections, want 2: the broken one must not be kept", n)
+			}
+		})
+	}
+}
+
+// TestInformationalSkipped checks that 1xx answers before the response are
+// passed over, a 101 nobody asked for is an error, and so are endless 1xx.
+func TestInformationalSkipped(t *testing.T) {
+	tests := []struct {
+		name    string
+		answer  string
+		want    int
+		wantErr error
+	}{
+		{"early hints", "HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", 200, nil},
+		{"unasked switch", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n", 0, errUnexpectedSwitch},
+		{"endless 1xx", strings.Repeat("HTTP/1.1 102 Processing\r\n\r\n", 10), 0, errTooManyInformational},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+				readHead(br)
+				io.WriteString(c, tt.answer)
+				io.Copy(io.Discard, br)
+			})
+			req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+			resp, err := newClient(t).RoundTrip(req)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("error %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tt.want)
+			}
+		})
+	}
+}
+
+// TestIdleLimitAndClose checks that no more than MaxIdlePerHost
+// connections are kept, and that CloseIdleConnections closes them and
+// every connection that ends after it.
+func TestIdleLimitAndClose(t *testing.T) {
+	release := make(chan struct{})
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/wait" {
+			<-release
+		}
+		io.WriteString(w, "ok")
+	})
+	c := newClient(t)
+	c.MaxIdlePerHost = 2
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() { get(t, c, "GET", srv.URL+"/wait") })
+	}
+	eventually(t, "5 connections opened", func() bool { return srv.opened.Load() == 5 })
+	close(release)
+	wg.Wait()
+	eventually(t, "3 of 5 connections closed", func() bool { return srv.closed.Load() == 3 })
+
+	slow := make(chan struct{})
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("a"))
+		w.(http.Flusher).Flush()
+		<-slow
+	})
+	req, _ := http.NewRequest("GET", srv.URL, nil)
+	resp, err := c.RoundTrip(req) // takes one of the two idle ones
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CloseIdleConnections()
+	eventually(t, "the idle connection closed", func() bool { return srv.closed.Load() == 4 })
+	close(slow)
+	io.ReadAll(resp.Body)
+	resp.Body.Close()
+	eventually(t, "the connection in use closed at its end", func() bool { return srv.closed.Load() == 5 })
+}
+
+// TestSweep checks that the sweeper closes connections idle for too long
+// and connections the member closed, and forgets members without idle
+// connections.
+func TestSweep(t *testing.T) {
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	c := newClient(t)
+	get(t, c, "GET", srv.URL)
+	c.sweepOnce()
+	if srv.closed.Load() != 0 {
+		t.Fatal("a fresh idle connection was closed")
+	}
+	srv.CloseClientConnections()
+	eventually(t, "the member closed it", func() bool { return srv.closed.Load() == 1 })
+	c.sweepOnce()
+	if n := hostCount(c); n != 0 {
+		t.Errorf("%d members remembered after their only connection closed, want 0", n)
+	}
+	_, _, reused := get(t, c, "GET", srv.URL)
+	if reused {
+		t.Error("a connection the member closed was used again")
+	}
+
+	c.IdleTimeout = 10 * time.Millisecond
+	time.Sleep(20 * time.Millisecond)
+	c.sweepOnce()
+	eventually(t, "the expired connection closed", func() bool { return srv.closed.Load() == 2 })
+	_, _, reused = get(t, c, "GET", srv.URL)
+	if reused {
+		t.Error("an expired connection was used again")
+	}
+}
+
+func hostCount(c *Client) int {
+	n := 0
+	c.hosts.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
+// TestConcurrent sends requests from many goroutines over a member that
+// sometimes closes its connections, under the race detector in make test.
+func TestConcurrent(t *testing.T) {
+	var n atomic.Int32
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%17 == 0 {
+			w.Header().Set("Connection", "close")
+		}
+		fmt.Fprintf(w, "%s", r.URL.Path)
+	})
+	c := newClient(t)
+	c.MaxIdlePerHost = 4
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				path := fmt.Sprintf("/%d/%d", g, i)
+				if _, body, _ := get(t, c, "GET", srv.URL+path); body != path {
+					t.Errorf("GET %s answered %q", path, body)
+				}
+				if i%25 == 0 {
+					c.sweepOnce()
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// rawServer accepts connections on loopback and runs serve on each, closing
+// it after.
+func rawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				serve(c, bufio.NewReader(c))
+			})
+		}
+	})
+	return l.Addr().String()
+}
+
+// readHead reads a request head and returns it.
+func readHead(br *bufio.Reader) string {
+	var b strings.Builder
+	for {
+		line, err := br.ReadString('\n')
+		b.WriteString(line)
+		if err != nil || line == "\r\n" {
+			return b.String()
+		}
+	}
+}
