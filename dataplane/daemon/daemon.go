@@ -23,6 +23,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/certs"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+	"github.com/ramjet-dev/ramjet/dataplane/http1"
 	"github.com/ramjet-dev/ramjet/dataplane/metrics"
 	"github.com/ramjet-dev/ramjet/dataplane/proxy"
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
@@ -95,6 +96,7 @@ type Daemon struct {
 type namedServer struct {
 	name   string
 	server *http.Server
+	fast   *http1.Server // serves the simple HTTP/1.1 requests of server's connections
 	ln     net.Listener
 }
 

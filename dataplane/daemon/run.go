@@ -18,6 +18,7 @@ import (
 
 	"github.com/ramjet-dev/ramjet/dataplane/admin"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/http1"
 	"github.com/ramjet-dev/ramjet/dataplane/listener"
 )
 
@@ -67,6 +68,9 @@ func (d *Daemon) Shutdown() {
 	d.ready.Store(false)
 	for _, s := range d.servers {
 		s.server.SetKeepAlivesEnabled(false)
+		if s.fast != nil {
+			s.fast.SetKeepAlivesEnabled(false)
+		}
 	}
 	d.log.Info("shutting down: readiness off, still serving", "drain_delay", d.opts.DrainDelay)
 	time.Sleep(d.opts.DrainDelay)
@@ -75,11 +79,17 @@ func (d *Daemon) Shutdown() {
 	var wg sync.WaitGroup
 	for _, s := range d.servers {
 		wg.Go(func() { s.server.Shutdown(ctx) })
+		if s.fast != nil {
+			wg.Go(func() { s.fast.Shutdown(ctx) })
+		}
 	}
 	wg.Wait()
 	d.waitForUpgraded(ctx)
 	for _, s := range d.servers {
 		s.server.Close()
+		if s.fast != nil {
+			s.fast.Close()
+		}
 	}
 	d.conns.CloseAll()
 	d.closeAll()
@@ -105,6 +115,9 @@ func (d *Daemon) waitForUpgraded(ctx context.Context) {
 func (d *Daemon) closeAll() {
 	for _, s := range d.servers {
 		s.server.Close()
+		if s.fast != nil {
+			s.fast.Close()
+		}
 	}
 	if d.health != nil {
 		d.health.Close()
@@ -163,8 +176,9 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 		}
 		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), guardHead)
 	}
+	handler := &entry{d: d, tls: cfg.TLS != nil, port: port}
 	srv := &http.Server{
-		Handler:           &entry{d: d, tls: cfg.TLS != nil, port: port},
+		Handler:           handler,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout),
 		IdleTimeout:       lim.IdleTimeout.Or(config.DefaultIdleTimeout),
 		MaxHeaderBytes:    maxHeader,
@@ -175,9 +189,18 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 		},
 		ErrorLog: quietLog(d.log),
 	}
-	d.servers = append(d.servers, &namedServer{name: name, server: srv, ln: ln})
+	fast := &http1.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: srv.ReadHeaderTimeout,
+		IdleTimeout:       srv.IdleTimeout,
+		MaxHeaderBytes:    guardHead,
+		ConnContext:       listener.ConnContext,
+		Serves:            listener.CarriesHTTP1,
+		ErrorLog:          srv.ErrorLog,
+	}
+	d.servers = append(d.servers, &namedServer{name: name, server: srv, fast: fast, ln: ln})
 	d.bound[name] = inner.Addr().String()
-	d.serve("listener "+name, srv, ln)
+	d.serve("listener "+name, srv, fast.Listener(ln))
 	return nil
 }
 

@@ -1,17 +1,3 @@
-// Package http1 is the proxy's HTTP/1.1 client for its common case: a
-// request without a body, sent to a member over a kept-alive connection.
-//
-// net/http's Transport serves every request through two goroutines per
-// connection (a reader and a writer) and hands each request and response
-// between them over channels. On one core those hand-offs, and the
-// allocations around them, cost more than the proxy's own work. Client does
-// the whole exchange on the calling goroutine instead: it takes an idle
-// connection, writes the request head with one write, reads the response
-// head, and returns the connection to its member's idle list when the body
-// has been read to its end.
-//
-// Everything else (request bodies, upgrades, Expect, HTTP/2) stays with
-// net/http: Eligible says which requests Client takes.
 package http1
 
 import (

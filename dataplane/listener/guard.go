@@ -38,10 +38,11 @@ const defaultMaxHead = 1<<20 + 4096
 // unchanged while following where each request begins and ends, and keeps a
 // verdict on the framing of each request for Verdict.
 type Guard struct {
-	conn  net.Conn
-	tls   *tls.ConnectionState
-	t     tracker
-	asked atomic.Uint64 // Verdict calls so far
+	conn   net.Conn
+	tls    *tls.ConnectionState
+	t      tracker
+	asked  atomic.Uint64 // Verdict calls so far
+	unread []byte        // given back by Unread, read before the connection
 }
 
 // NewGuard wraps c, which must carry plaintext HTTP/1.x (a TCP connection or
@@ -60,9 +61,23 @@ func NewGuard(c net.Conn, maxHeadBytes int) *Guard {
 
 // Read reads from the wrapped connection and follows the bytes read.
 func (g *Guard) Read(p []byte) (int, error) {
+	if len(g.unread) > 0 {
+		n := copy(p, g.unread)
+		g.unread = g.unread[n:]
+		return n, nil
+	}
 	n, err := g.conn.Read(p)
 	g.t.feed(p[:n])
 	return n, err
+}
+
+// Unread gives back p, bytes read from g that their reader did not use:
+// the next reads return them before reading the connection. They were
+// followed already and are not followed again. A server that reads the
+// first requests of a connection and then hands it to another (package
+// http1 to net/http) gives back what it read ahead.
+func (g *Guard) Unread(p []byte) {
+	g.unread = append(p[:len(p):len(p)], g.unread...)
 }
 
 // Verdict returns nil when the next request on the connection has
@@ -153,6 +168,16 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, contextKey{}, c.Guard)
 	}
 	return ctx
+}
+
+// CarriesHTTP1 reports whether c, a connection from Plain or TLS, carries
+// HTTP/1.x (it is a Guard); TLS returns HTTP/2 connections unwrapped.
+func CarriesHTTP1(c net.Conn) bool {
+	switch c.(type) {
+	case *Guard, tlsGuard:
+		return true
+	}
+	return false
 }
 
 // FromContext returns the Guard of the request's connection, or nil when

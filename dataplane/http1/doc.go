@@ -1,0 +1,18 @@
+// Package http1 is ramjetd's own HTTP/1.1 for the common case of a proxy:
+// requests without a body, on kept-alive connections, served and forwarded
+// on the goroutine of the client's connection.
+//
+// net/http does the same work with more around it: its server starts a
+// goroutine per request to watch for the client going away, builds each
+// request and response through general-purpose structures, and its
+// Transport hands every request and response between a reader and a writer
+// goroutine per member connection. On one core that costs more than
+// everything else the proxy does. Profiles of ramjetd under load put most
+// of its user time there.
+//
+// Server serves simple requests (see parseSimple) itself and hands a
+// connection to net/http at its first request that is not simple; Client
+// sends requests without a body (see Eligible) and leaves the rest to
+// net/http's Transport. Both keep net/http's behaviour where they take
+// over: tests compare their answers with net/http's.
+package http1
