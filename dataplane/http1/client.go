@@ -272,7 +272,7 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, headTimeout tim
 	if headTimeout > 0 {
 		cn.SetReadDeadline(time.Now().Add(headTimeout))
 	}
-	resp, err := cn.readHead(req)
+	resp, length, err := cn.readHead(req)
 	if err != nil {
 		stop()
 		if ctx.Err() != nil {
@@ -289,36 +289,41 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, headTimeout tim
 		}
 	}
 	reusable := !resp.Close
-	if resp.Body == http.NoBody {
+	switch {
+	case length > 0:
+		resp.Body = &body{cn: cn, stop: stop, reusable: reusable, remaining: length}
+	case resp.Body == http.NoBody:
 		cn.finish(stop, reusable)
-		return resp, nil
+	default:
+		resp.Body = &body{src: resp.Body, cn: cn, stop: stop, reusable: reusable}
 	}
-	resp.Body = &body{src: resp.Body, cn: cn, stop: stop, reusable: reusable}
 	return resp, nil
 }
 
 // readHead reads the response head, passing over informational (1xx)
-// answers as net/http does.
-func (cn *conn) readHead(req *http.Request) (*http.Response, error) {
+// answers as net/http does. A response read in place (see readResponse)
+// comes without a Body and with the length of its body; one read by
+// net/http with its Body and length -1.
+func (cn *conn) readHead(req *http.Request) (*http.Response, int64, error) {
 	if _, err := cn.br.Peek(1); err != nil {
 		if isClosedConn(err) {
-			return nil, errors.Join(errClosedIdle, err)
+			return nil, 0, errors.Join(errClosedIdle, err)
 		}
-		return nil, err
+		return nil, 0, err
 	}
 	for range maxInformational + 1 {
-		resp, err := http.ReadResponse(cn.br, req)
+		resp, length, err := readResponse(cn.br, req)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
-			return nil, errUnexpectedSwitch
+			return nil, 0, errUnexpectedSwitch
 		}
 		if resp.StatusCode >= 200 || resp.StatusCode < 100 {
-			return resp, nil
+			return resp, length, nil
 		}
 	}
-	return nil, errTooManyInformational
+	return nil, 0, errTooManyInformational
 }
 
 // maxInformational is how many 1xx answers may precede the response, as in
@@ -363,20 +368,46 @@ func (cn *conn) finish(stop func() bool, reusable bool) {
 // Like net/http's, it is read by one goroutine at a time; Close may follow
 // Read but not run beside it.
 type body struct {
-	src      io.ReadCloser
-	cn       *conn
-	stop     func() bool
-	reusable bool
-	done     bool
+	src       io.ReadCloser // net/http's body; nil for remaining bytes of the connection
+	remaining int64
+	cn        *conn
+	stop      func() bool
+	reusable  bool
+	done      bool
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	if b.done {
 		return 0, io.EOF
 	}
+	if b.src == nil {
+		return b.readRemaining(p)
+	}
 	n, err := b.src.Read(p)
 	if err != nil {
 		b.end(err == io.EOF)
+	}
+	return n, err
+}
+
+// readRemaining reads a body of known length from the connection; its
+// last bytes come with io.EOF, so that the connection is given back at
+// once.
+func (b *body) readRemaining(p []byte) (int, error) {
+	if int64(len(p)) > b.remaining {
+		p = p[:b.remaining]
+	}
+	n, err := b.cn.br.Read(p)
+	b.remaining -= int64(n)
+	if b.remaining == 0 {
+		b.end(true)
+		return n, io.EOF
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		b.end(false)
 	}
 	return n, err
 }
