@@ -261,6 +261,11 @@ var errClosedIdle = errors.New("http1: the member closed a kept-alive connection
 
 // exchange writes req and reads the response head.
 func (cn *conn) exchange(ctx context.Context, req *http.Request, headTimeout time.Duration) (*http.Response, error) {
+	if headTimeout > 0 {
+		// Before the watch: a deadline set after it could lift the one
+		// the end of ctx sets.
+		cn.SetReadDeadline(time.Now().Add(headTimeout))
+	}
 	stop := cn.watch(ctx)
 	if err := writeRequest(cn.bw, req); err != nil {
 		stop()
@@ -268,9 +273,6 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, headTimeout tim
 			return nil, errors.Join(errClosedIdle, err)
 		}
 		return nil, err
-	}
-	if headTimeout > 0 {
-		cn.SetReadDeadline(time.Now().Add(headTimeout))
 	}
 	resp, length, err := cn.readHead(req)
 	if err != nil {

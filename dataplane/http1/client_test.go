@@ -398,11 +398,16 @@ func TestResponseHeaderTimeout(t *testing.T) {
 // TestContextEnds checks that a request whose context ends stops waiting,
 // for the head and for the body, and that its connection is not kept.
 func TestContextEnds(t *testing.T) {
-	for _, during := range []string{"head", "body"} {
+	for _, during := range []string{"before", "head", "body"} {
 		t.Run(during, func(t *testing.T) {
 			var conns atomic.Int32
 			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 				conns.Add(1)
+				if during == "before" {
+					// One answer, for a kept-alive connection to take.
+					readHead(br)
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+				}
 				readHead(br)
 				if during == "body" {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab")
@@ -412,10 +417,23 @@ func TestContextEnds(t *testing.T) {
 			c := newClient(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
-			time.AfterFunc(50*time.Millisecond, cancel)
+			if during == "before" {
+				warm, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+				if resp, err := c.RoundTrip(warm); err != nil {
+					t.Fatal(err)
+				} else {
+					resp.Body.Close()
+				}
+				// On the idle connection, the watch of a context that
+				// has ended fires at once, racing with the deadline of
+				// the wait for the head.
+				cancel()
+			} else {
+				time.AfterFunc(50*time.Millisecond, cancel)
+			}
 			start := time.Now()
 			resp, err := c.RoundTrip(req)
-			if during == "head" {
+			if during != "body" {
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("error %v, want context.Canceled", err)
 				}
