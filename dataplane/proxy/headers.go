@@ -175,11 +175,16 @@ func newRequestID() string {
 
 // copyResponseHeaders copies a member's response headers to the client's,
 // without hop-by-hop headers, and announces the trailers the member
-// announced.
+// announced. Value slices are shared, not copied: src is the member's
+// response head, which nothing changes afterwards.
 func copyResponseHeaders(dst, src http.Header, trailer http.Header) {
 	removeHopHeaders(src)
 	for k, vv := range src {
-		dst[k] = append(dst[k], vv...)
+		if prior, ok := dst[k]; ok {
+			dst[k] = append(prior, vv...)
+		} else {
+			dst[k] = vv
+		}
 	}
 	if len(trailer) == 0 {
 		return
