@@ -27,12 +27,15 @@ type Client struct {
 	MaxIdlePerHost int
 	// IdleTimeout closes connections idle for longer.
 	IdleTimeout time.Duration
+	// MaxResponseHeaderBytes bounds a response head (1xx heads included);
+	// 0 means net/http's default, 10 MiB.
+	MaxResponseHeaderBytes int64
 
 	hosts   sync.Map // member address → *host
 	closed  atomic.Bool
 	sweeper sync.Once
 	done    chan struct{}
-	closeMu sync.Mutex // orders CloseIdleConnections with the sweeper's start
+	closeMu sync.Mutex // orders Close with the sweeper's start
 }
 
 // host holds the idle connections of one member address.
@@ -42,9 +45,11 @@ type host struct {
 }
 
 // Eligible reports whether Client can send req: no body, no trailers, no
-// upgrade or Expect, not asked to close, and a method that may be sent again
-// when a kept-alive connection turns out to have been closed by the member
-// (RFC 9110 §9.2.2) — which is what Client then does, as net/http does.
+// upgrade or Expect, not asked to close, and an idempotent method (RFC 9110
+// §9.2.2), which Client sends again when a kept-alive connection turns out
+// to have been closed by the member before answering. (net/http does the
+// same for GET, HEAD, OPTIONS and TRACE; for DELETE only when nothing was
+// written.)
 func Eligible(req *http.Request) bool {
 	if req.Body != nil && req.Body != http.NoBody || req.ContentLength != 0 || len(req.Trailer) > 0 || req.Close {
 		return false
@@ -78,7 +83,7 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.GotConn != nil {
 			trace.GotConn(httptrace.GotConnInfo{Conn: cn.Conn, Reused: reused, WasIdle: reused})
 		}
-		resp, err := cn.exchange(ctx, req, c.ResponseHeaderTimeout)
+		resp, err := cn.exchange(ctx, req, reused)
 		if err == nil {
 			return resp, nil
 		}
@@ -111,7 +116,7 @@ func (c *Client) takeIdle(h *host) *conn {
 	for {
 		select {
 		case cn := <-h.idle:
-			if time.Since(cn.idleSince) < c.IdleTimeout {
+			if time.Since(cn.idleSince) < c.IdleTimeout && cn.idle.usable() {
 				return cn
 			}
 			cn.Close()
@@ -137,7 +142,7 @@ func (c *Client) putIdle(cn *conn) {
 		return
 	}
 	if h.retired.Load() || c.closed.Load() {
-		// Lost a race with the sweeper or CloseIdleConnections, which
+		// Lost a race with the sweeper or Close, which
 		// may have emptied h already.
 		drain(h)
 	}
@@ -154,10 +159,9 @@ func (c *Client) host(addr string) *host {
 	return h.(*host)
 }
 
-// CloseIdleConnections closes every idle connection; connections in use
-// are closed when their response ends. The Client keeps no connection
-// after it: it is meant for a transport no configuration uses any longer.
-func (c *Client) CloseIdleConnections() {
+// Close releases the client: idle connections are closed at once,
+// connections in use when their response ends, and none is kept after.
+func (c *Client) Close() {
 	c.closeMu.Lock()
 	defer c.closeMu.Unlock()
 	if c.closed.Swap(true) {
@@ -218,7 +222,7 @@ func (c *Client) sweepOnce() {
 		for range len(h.idle) {
 			select {
 			case cn := <-h.idle:
-				if time.Since(cn.idleSince) >= c.IdleTimeout || peerClosed(cn.Conn) {
+				if time.Since(cn.idleSince) >= c.IdleTimeout || !cn.idle.usable() {
 					cn.Close()
 					continue
 				}
@@ -244,14 +248,53 @@ type conn struct {
 	net.Conn
 	client    *Client
 	addr      string
+	src       headLimiter
 	br        *bufio.Reader
 	bw        *bufio.Writer
+	idle      *idleCheck
 	idleSince time.Time
 	canceled  atomic.Bool // the request's context ended: the connection is dead
 }
 
 func newConn(c *Client, addr string, nc net.Conn) *conn {
-	return &conn{Conn: nc, client: c, addr: addr, br: bufio.NewReaderSize(nc, 4<<10), bw: bufio.NewWriterSize(nc, 4<<10)}
+	cn := &conn{Conn: nc, client: c, addr: addr, bw: bufio.NewWriterSize(nc, 4<<10), idle: newIdleCheck(nc)}
+	cn.src = headLimiter{r: nc, n: -1}
+	cn.br = bufio.NewReaderSize(&cn.src, 4<<10)
+	return cn
+}
+
+// headLimiter bounds what is read while n is not negative: the size of a
+// response head.
+type headLimiter struct {
+	r io.Reader
+	n int64
+}
+
+var errHeadTooLarge = errors.New("http1: the member's response head is too large")
+
+func (l *headLimiter) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return l.r.Read(p)
+	}
+	if l.n == 0 {
+		return 0, errHeadTooLarge
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// defaultMaxResponseHeaderBytes is net/http's Transport default.
+const defaultMaxResponseHeaderBytes = 10 << 20
+
+func (c *Client) maxHead() int64 {
+	if c.MaxResponseHeaderBytes > 0 {
+		return c.MaxResponseHeaderBytes
+	}
+	return defaultMaxResponseHeaderBytes
 }
 
 // errClosedIdle is the failure of a kept-alive connection that the member
@@ -259,8 +302,14 @@ func newConn(c *Client, addr string, nc net.Conn) *conn {
 // it was closing, and may be sent again on a new connection.
 var errClosedIdle = errors.New("http1: the member closed a kept-alive connection before answering")
 
+// errIdle408 is a 408 answer read from a kept-alive connection before any
+// answer to the request could come: the member's notice that it closed the
+// idle connection (a request without a body cannot time out its upload).
+var errIdle408 = errors.New("http1: the member answered 408 on a kept-alive connection")
+
 // exchange writes req and reads the response head.
-func (cn *conn) exchange(ctx context.Context, req *http.Request, headTimeout time.Duration) (*http.Response, error) {
+func (cn *conn) exchange(ctx context.Context, req *http.Request, reused bool) (*http.Response, error) {
+	headTimeout := cn.client.ResponseHeaderTimeout
 	if headTimeout > 0 {
 		// Before the watch: a deadline set after it could lift the one
 		// the end of ctx sets.
@@ -274,7 +323,12 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, headTimeout tim
 		}
 		return nil, err
 	}
+	cn.src.n = cn.client.maxHead()
 	resp, length, err := cn.readHead(req)
+	cn.src.n = -1
+	if err == nil && reused && resp.StatusCode == http.StatusRequestTimeout {
+		err = errors.Join(errClosedIdle, errIdle408)
+	}
 	if err != nil {
 		stop()
 		if ctx.Err() != nil {
@@ -303,7 +357,7 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, headTimeout tim
 }
 
 // readHead reads the response head, passing over informational (1xx)
-// answers as net/http does. A response read in place (see readResponse)
+// answers, at most maxInformational of them. A response read in place (see readResponse)
 // comes without a Body and with the length of its body; one read by
 // net/http with its Body and length -1.
 func (cn *conn) readHead(req *http.Request) (*http.Response, int64, error) {
@@ -328,8 +382,9 @@ func (cn *conn) readHead(req *http.Request) (*http.Response, int64, error) {
 	return nil, 0, errTooManyInformational
 }
 
-// maxInformational is how many 1xx answers may precede the response, as in
-// net/http.
+// maxInformational is how many 1xx answers may precede the response
+// (net/http bounds their total size instead; MaxResponseHeaderBytes does
+// that here too).
 const maxInformational = 5
 
 var (
@@ -359,7 +414,9 @@ var aLongTimeAgo = time.Unix(1, 0)
 // response ended cleanly and the context did not break it, closed
 // otherwise.
 func (cn *conn) finish(stop func() bool, reusable bool) {
-	if stop() && reusable && !cn.canceled.Load() {
+	// Bytes left in the buffer were sent past the response's end: the
+	// next request would read them as its answer.
+	if stop() && reusable && !cn.canceled.Load() && cn.br.Buffered() == 0 {
 		cn.client.putIdle(cn)
 		return
 	}
@@ -376,18 +433,19 @@ type body struct {
 	stop      func() bool
 	reusable  bool
 	done      bool
+	err       error // what the body ended with, returned again (io.EOF for a whole one)
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	if b.done {
-		return 0, io.EOF
+		return 0, b.err
 	}
 	if b.src == nil {
 		return b.readRemaining(p)
 	}
 	n, err := b.src.Read(p)
 	if err != nil {
-		b.end(err == io.EOF)
+		b.end(err)
 	}
 	return n, err
 }
@@ -402,14 +460,14 @@ func (b *body) readRemaining(p []byte) (int, error) {
 	n, err := b.cn.br.Read(p)
 	b.remaining -= int64(n)
 	if b.remaining == 0 {
-		b.end(true)
+		b.end(io.EOF)
 		return n, io.EOF
 	}
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
 	if err != nil {
-		b.end(false)
+		b.end(err)
 	}
 	return n, err
 }
@@ -418,12 +476,15 @@ func (b *body) readRemaining(p []byte) (int, error) {
 // left of it would have to be read before the next response.
 func (b *body) Close() error {
 	if !b.done {
-		b.end(false)
+		b.end(http.ErrBodyReadAfterClose)
 	}
 	return nil
 }
 
-func (b *body) end(complete bool) {
+// end ends the body with err, which later reads return; io.EOF is a body
+// read whole, whose connection may be used again.
+func (b *body) end(err error) {
 	b.done = true
-	b.cn.finish(b.stop, b.reusable && complete)
+	b.err = err
+	b.cn.finish(b.stop, b.reusable && err == io.EOF)
 }

@@ -2,6 +2,7 @@ package http1
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,7 @@ func newClient(t *testing.T) *Client {
 	t.Helper()
 	var d net.Dialer
 	c := &Client{Dial: d.DialContext, MaxIdlePerHost: 8, IdleTimeout: time.Minute, ResponseHeaderTimeout: 5 * time.Second}
-	t.Cleanup(c.CloseIdleConnections)
+	t.Cleanup(c.Close)
 	return c
 }
 
@@ -296,6 +297,7 @@ func TestTrailers(t *testing.T) {
 func TestConnectionsNotReused(t *testing.T) {
 	tests := []struct {
 		name    string
+		method  string
 		answer  string
 		partial bool // close the body before its end
 	}{
@@ -303,38 +305,137 @@ func TestConnectionsNotReused(t *testing.T) {
 		{name: "HTTP/1.0", answer: "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok"},
 		{name: "body until close", answer: "HTTP/1.1 200 OK\r\n\r\nok"},
 		{name: "body closed before its end", answer: "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nok", partial: true},
+		{name: "bytes past the length", answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n\r\n"},
+		{name: "body after HEAD", method: "HEAD", answer: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var conns atomic.Int32
 			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
-				conns.Add(1)
 				readHead(br)
 				io.WriteString(c, tt.answer)
-				if !tt.partial {
+				if tt.name == "body until close" {
 					c.(*net.TCPConn).CloseWrite()
 				}
 				io.Copy(io.Discard, br) // until the client closes
 			})
 			c := newClient(t)
-			for range 2 {
-				req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
-				resp, err := c.RoundTrip(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if tt.partial {
-					b := make([]byte, 1)
-					resp.Body.Read(b)
-				} else if b, _ := io.ReadAll(resp.Body); string(b) != "ok" {
-					t.Errorf("body %q, want ok", b)
-				}
-				resp.Body.Close()
+			method := cmp.Or(tt.method, "GET")
+			req, _ := http.NewRequest(method, "http://"+addr+"/", nil)
+			resp, err := c.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if n := conns.Load(); n != 2 {
-				t.Errorf("%d connections for two requests, want 2", n)
+			if tt.partial {
+				resp.Body.Read(make([]byte, 1))
+			} else if b, _ := io.ReadAll(resp.Body); method == "GET" && string(b) != "ok" {
+				t.Errorf("body %q, want ok", b)
+			}
+			resp.Body.Close()
+			if n := idleCount(c, addr); n != 0 {
+				t.Errorf("%d idle connections kept, want none", n)
 			}
 		})
+	}
+}
+
+func idleCount(c *Client, addr string) int {
+	h, ok := c.hosts.Load(addr)
+	if !ok {
+		return 0
+	}
+	return len(h.(*host).idle)
+}
+
+// TestUnsolicitedOutputNotRead checks that what a member sends on an idle
+// kept-alive connection (a late 408, bytes after a response) is never read
+// as the answer to the next request.
+func TestUnsolicitedOutputNotRead(t *testing.T) {
+	for name, late := range map[string]string{
+		"idle 408":      "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n",
+		"a second body": "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nwrong",
+	} {
+		t.Run(name, func(t *testing.T) {
+			sent := make(chan struct{})
+			var conns atomic.Int32
+			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+				n := conns.Add(1)
+				readHead(br)
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				if n == 1 {
+					time.Sleep(20 * time.Millisecond)
+					io.WriteString(c, late)
+					close(sent)
+				}
+				io.Copy(io.Discard, br)
+			})
+			c := newClient(t)
+			get(t, c, "GET", "http://"+addr+"/")
+			<-sent
+			time.Sleep(20 * time.Millisecond)
+			resp, body, _ := get(t, c, "GET", "http://"+addr+"/")
+			if resp.StatusCode != 200 || body != "ok" {
+				t.Errorf("answer %d %q, want 200 ok", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// TestIdle408Retried checks that a 408 read as the answer on a kept-alive
+// connection (the member's notice that it closed it) makes the request go
+// again on a new connection.
+func TestIdle408Retried(t *testing.T) {
+	var conns atomic.Int32
+	addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		n := conns.Add(1)
+		readHead(br)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		if n == 1 {
+			readHead(br)
+			io.WriteString(c, "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+			return
+		}
+		io.Copy(io.Discard, br)
+	})
+	c := newClient(t)
+	get(t, c, "GET", "http://"+addr+"/")
+	resp, body, _ := get(t, c, "GET", "http://"+addr+"/")
+	if resp.StatusCode != 200 || body != "ok" || conns.Load() != 2 {
+		t.Errorf("answer %d %q over %d connections, want 200 ok over 2", resp.StatusCode, body, conns.Load())
+	}
+}
+
+// TestResponseHeadLimit checks that a member cannot make the client hold a
+// head larger than MaxResponseHeaderBytes.
+func TestResponseHeadLimit(t *testing.T) {
+	addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		readHead(br)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: "+strings.Repeat("x", 64<<10)+"\r\nContent-Length: 0\r\n\r\n")
+	})
+	c := newClient(t)
+	c.MaxResponseHeaderBytes = 16 << 10
+	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+	if _, err := c.RoundTrip(req); !errors.Is(err, errHeadTooLarge) {
+		t.Fatalf("error %v, want errHeadTooLarge", err)
+	}
+}
+
+// TestBodyErrorSticky checks that a body cut short keeps failing.
+func TestBodyErrorSticky(t *testing.T) {
+	addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		readHead(br)
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+	})
+	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
+	resp, err := newClient(t).RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); err != io.ErrUnexpectedEOF {
+		t.Fatalf("first read: %v, want io.ErrUnexpectedEOF", err)
+	}
+	if _, err := resp.Body.Read(make([]byte, 1)); err != io.ErrUnexpectedEOF {
+		t.Errorf("read after the error: %v, want io.ErrUnexpectedEOF again", err)
 	}
 }
 
@@ -507,7 +608,7 @@ func TestInformationalSkipped(t *testing.T) {
 }
 
 // TestIdleLimitAndClose checks that no more than MaxIdlePerHost
-// connections are kept, and that CloseIdleConnections closes them and
+// connections are kept, and that Close closes them and
 // every connection that ends after it.
 func TestIdleLimitAndClose(t *testing.T) {
 	release := make(chan struct{})
@@ -539,7 +640,7 @@ func TestIdleLimitAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.CloseIdleConnections()
+	c.Close()
 	eventually(t, "the idle connection closed", func() bool { return srv.closed.Load() == 4 })
 	close(slow)
 	io.ReadAll(resp.Body)

@@ -2,6 +2,7 @@ package http1
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -157,15 +158,15 @@ func fixPragmaCacheControl(h http.Header) {
 	}
 }
 
-// newRequest builds the *http.Request of h from the connection's template
-// (its context, remote address and TLS state), as net/http would.
-func newRequest(template *http.Request, h *simpleHead) (*http.Request, error) {
+// newRequest builds the *http.Request of h, with ctx, from the
+// connection's template (its remote address and TLS state), as net/http
+// would.
+func newRequest(template *http.Request, ctx context.Context, h *simpleHead) (*http.Request, error) {
 	u, err := url.ParseRequestURI(h.target)
 	if err != nil {
 		return nil, err
 	}
-	r := new(http.Request)
-	*r = *template
+	r := template.WithContext(ctx)
 	r.Method = h.method
 	r.URL = u
 	r.Proto, r.ProtoMajor, r.ProtoMinor = "HTTP/1.1", 1, 1

@@ -21,8 +21,9 @@ var (
 	errInvalidHeaderValue = errors.New("http1: invalid header field value")
 )
 
-// writeRequest writes the head of a request without a body, as net/http's
-// Transport would, and flushes it in one write.
+// writeRequest writes the head of a request without a body, with the
+// fields net/http's Transport would write, and flushes it in one write. A
+// Host that is not valid is an error (net/http would send an empty one).
 func writeRequest(w *bufio.Writer, req *http.Request) error {
 	host := req.Host
 	if host == "" {

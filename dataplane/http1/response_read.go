@@ -44,6 +44,7 @@ func parseSimpleResponse(buf []byte, req *http.Request) (resp *http.Response, bo
 	header := make(http.Header, fields)
 	values := make([]string, fields)
 	length := int64(-1)
+	lengthText := ""
 	for rest != "" {
 		line, rest, _ = strings.Cut(rest, "\r\n")
 		name, value, found := strings.Cut(line, ":")
@@ -56,14 +57,17 @@ func parseSimpleResponse(buf []byte, req *http.Request) (resp *http.Response, bo
 		case "Transfer-Encoding":
 			return nil, 0, 0, false
 		case "Content-Length":
+			if length >= 0 {
+				if value != lengthText {
+					return nil, 0, 0, false
+				}
+				continue // a repeated, identical value: kept once, as net/http does
+			}
 			n, err := strconv.ParseUint(value, 10, 63)
-			if err != nil || length >= 0 && int64(n) != length {
+			if err != nil {
 				return nil, 0, 0, false
 			}
-			if length >= 0 {
-				continue // a repeated, equal value: kept once, as net/http does
-			}
-			length = int64(n)
+			length, lengthText = int64(n), value
 		}
 		if vv, seen := header[name]; seen {
 			header[name] = append(vv, value)
@@ -73,6 +77,7 @@ func parseSimpleResponse(buf []byte, req *http.Request) (resp *http.Response, bo
 		header[name] = values[:1:1]
 		values = values[1:]
 	}
+	fixPragmaCacheControl(header)
 	closes := httpguts.HeaderValuesContainsToken(header["Connection"], "close")
 	if closes {
 		delete(header, "Connection") // as net/http does

@@ -26,6 +26,8 @@ func TestParseSimpleResponse(t *testing.T) {
 		{"HEAD without length", "HEAD", "HTTP/1.1 200 OK\r\n\r\n", true},
 		{"no content", "GET", "HTTP/1.1 204 No Content\r\n\r\n", true},
 		{"not modified with length", "GET", "HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", true},
+		{"pragma", "GET", "HTTP/1.1 200 OK\r\nPragma: no-cache\r\nContent-Length: 0\r\n\r\n", true},
+		{"lengths written differently", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 02\r\n\r\nok", false},
 		{"chunked", "GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", false},
 		{"until close", "GET", "HTTP/1.1 200 OK\r\n\r\nall of it", false},
 		{"HTTP/1.0", "GET", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", false},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -249,7 +250,7 @@ type serverConn struct {
 	br       *bufio.Reader
 	bw       *bufio.Writer
 	res      *response
-	template *http.Request // context, remote address and TLS state of its requests
+	template *http.Request // remote address and TLS state of its requests
 	ctx      context.Context
 	cancel   context.CancelFunc
 	watch    watcher
@@ -275,7 +276,7 @@ func (s *Server) serve(from *handoffListener, c net.Conn) {
 	}
 	sc.ctx, sc.cancel = context.WithCancel(ctx)
 	defer sc.cancel()
-	sc.template = (&http.Request{RemoteAddr: c.RemoteAddr().String(), TLS: tlsState(c)}).WithContext(sc.ctx)
+	sc.template = &http.Request{RemoteAddr: c.RemoteAddr().String(), TLS: tlsState(c)}
 	if sc.run() {
 		return // handed over
 	}
@@ -298,34 +299,58 @@ func (sc *serverConn) run() (handedOver bool) {
 	if d := sc.srv.ReadHeaderTimeout; d > 0 {
 		sc.conn.SetReadDeadline(sc.start.Add(d))
 	}
+	afterPOST := false
 	for first := true; ; first = false {
 		if !sc.nextHead(first) {
 			return false
 		}
+		if afterPOST {
+			// As net/http: up to 4 CR or LF bytes after a POST are
+			// passed over (RFC 9112 §2.2, for old clients).
+			peek, _ := sc.br.Peek(min(4, sc.br.Buffered()))
+			sc.br.Discard(leadingCRorLF(peek))
+		}
 		h, ok := parseSimple(sc.buffered())
 		if ok && (sc.srv.MaxHeaderBytes <= 0 || h.size <= sc.srv.MaxHeaderBytes) {
-			if req, err := newRequest(sc.template, &h); err == nil {
+			// As net/http's, a request's context ends when the
+			// handler returns, or before if the client goes away.
+			ctx, cancel := context.WithCancel(sc.ctx)
+			if req, err := newRequest(sc.template, ctx, &h); err == nil {
 				sc.br.Discard(h.size)
-				if !sc.serveRequest(req) {
+				afterPOST = req.Method == http.MethodPost
+				served := sc.serveRequest(req)
+				cancel()
+				if !served {
 					return false
 				}
 				continue
 			}
+			cancel()
 		}
 		sc.handOver()
 		return true
 	}
 }
 
+func leadingCRorLF(b []byte) int {
+	n := 0
+	for n < len(b) && (b[n] == '\r' || b[n] == '\n') {
+		n++
+	}
+	return n
+}
+
 // nextHead waits for a request head: until it is whole in the buffer, or
-// the buffer is full, or a line ends in a bare LF (net/http's to judge).
+// the buffer is full, or a line ends in a bare LF, or the client ended its
+// side after part of a head (the three are net/http's to judge). False
+// closes the connection.
 func (sc *serverConn) nextHead(first bool) bool {
 	if !first {
 		if !sc.state.CompareAndSwap(stateActive, stateIdle) {
 			return false
 		}
-		if d := sc.srv.IdleTimeout; d > 0 && sc.br.Buffered() == 0 {
-			sc.conn.SetReadDeadline(time.Now().Add(d))
+		if sc.br.Buffered() == 0 {
+			sc.setReadTimeout(sc.srv.IdleTimeout)
 		}
 	}
 	if _, err := sc.br.Peek(1); err != nil {
@@ -335,25 +360,37 @@ func (sc *serverConn) nextHead(first bool) bool {
 		return false // closed by Shutdown meanwhile
 	}
 	deadlineSet := first
-	for !headEnds(sc.buffered()) && sc.br.Buffered() < sc.br.Size() {
+	for scanned := 0; !headEnds(sc.buffered(), scanned); {
+		if sc.br.Buffered() == sc.br.Size() {
+			return true
+		}
 		if !deadlineSet {
-			if d := sc.srv.ReadHeaderTimeout; d > 0 {
-				sc.conn.SetReadDeadline(time.Now().Add(d))
-			}
+			sc.setReadTimeout(sc.srv.ReadHeaderTimeout)
 			deadlineSet = true
 		}
+		scanned = max(sc.br.Buffered()-3, 0)
 		if _, err := sc.br.Peek(sc.br.Buffered() + 1); err != nil {
-			return false
+			// Part of a head and then the end: net/http answers 400.
+			return errors.Is(err, io.EOF)
 		}
 	}
 	return true
 }
 
-// headEnds reports whether buf holds the end of a head (CRLF CRLF), or a
-// bare LF, which the fast path does not take.
-func headEnds(buf []byte) bool {
-	for i, c := range buf {
-		if c != '\n' {
+// setReadTimeout sets the read deadline d from now, or none for d <= 0.
+func (sc *serverConn) setReadTimeout(d time.Duration) {
+	if d > 0 {
+		sc.conn.SetReadDeadline(time.Now().Add(d))
+	} else {
+		sc.conn.SetReadDeadline(time.Time{})
+	}
+}
+
+// headEnds reports whether buf, from index from on, holds the end of a
+// head (CRLF CRLF), or a bare LF, which the fast path does not take.
+func headEnds(buf []byte, from int) bool {
+	for i := from; i < len(buf); i++ {
+		if buf[i] != '\n' {
 			continue
 		}
 		if i == 0 || buf[i-1] != '\r' {
@@ -380,6 +417,11 @@ func (sc *serverConn) serveRequest(req *http.Request) bool {
 	ok := sc.handle(w, req)
 	sc.watch.disarm()
 	if !ok {
+		if !w.headDone {
+			// net/http sends nothing of a head that was not
+			// finished; the connection closes.
+			sc.bw.Reset(sc.conn)
+		}
 		return false
 	}
 	if err := w.finish(); err != nil || w.closeAfter || sc.ctx.Err() != nil {

@@ -159,12 +159,21 @@ func TestSameAnswersAsNetHTTP(t *testing.T) {
 					ours.Store(isOurs)
 					h(w, r)
 				}))
-				want := exchange(t, std.Listener.Addr().String(), raw, method)[0]
-				got := exchange(t, fastAddr, raw, method)[0]
+				// Twice on one connection: the first answer's framing
+				// must leave the connection ready for the second.
+				methods := []string{method, method}
+				if name == "handler closes" || name == "identity coding" || name == "short of declared length" {
+					methods = methods[:1] // the connection ends after one
+				}
+				twice := strings.Repeat(raw, len(methods))
+				want := exchange(t, std.Listener.Addr().String(), twice, methods...)
+				got := exchange(t, fastAddr, twice, methods...)
 				if !ours.Load() {
 					t.Fatal("the request was not served by the fast path")
 				}
-				compareResponses(t, got, want)
+				for i := range got {
+					compareResponses(t, got[i], want[i])
+				}
 			})
 		}
 	}
@@ -475,5 +484,96 @@ func TestIdleAndHeaderTimeouts(t *testing.T) {
 				t.Errorf("closed after %v, want about 200ms", d)
 			}
 		})
+	}
+}
+
+// TestContextEndsWithHandler checks that a request's context is canceled
+// when its handler returns, as net/http's is.
+func TestContextEndsWithHandler(t *testing.T) {
+	ctxs := make(chan context.Context, 2)
+	addr, _ := fastServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ctxs <- r.Context() }))
+	exchange(t, addr, "GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n", "GET", "GET")
+	for range 2 {
+		if err := (<-ctxs).Err(); err != context.Canceled {
+			t.Errorf("context after the handler returned: %v, want context.Canceled", err)
+		}
+	}
+}
+
+// TestNoIdleTimeout checks that with no idle timeout a kept-alive
+// connection lives past the first request's header timeout.
+func TestNoIdleTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	std := &http.Server{Handler: h, ReadHeaderTimeout: 100 * time.Millisecond}
+	fast := &Server{Handler: h, ReadHeaderTimeout: 100 * time.Millisecond}
+	go std.Serve(fast.Listener(ln))
+	defer func() { std.Close(); fast.Close() }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	for i := range 2 {
+		if i == 1 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i+1, err)
+		}
+		io.ReadAll(resp.Body)
+	}
+}
+
+// TestOddInputAnsweredAsNetHTTP checks inputs where the fast path must
+// end as net/http does: blank lines after a POST are passed over, and a
+// head cut by the end of the stream is answered 400.
+func TestOddInputAnsweredAsNetHTTP(t *testing.T) {
+	addr, _ := fastServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.Method) }))
+	answers := exchange(t, addr, "POST / HTTP/1.1\r\nHost: a\r\n\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", "POST", "GET")
+	for i, want := range []string{"POST", "GET"} {
+		if body, _ := io.ReadAll(answers[i].Body); answers[i].StatusCode != 200 || string(body) != want {
+			t.Errorf("answer %d: %d %q, want 200 %q", i+1, answers[i].StatusCode, body, want)
+		}
+	}
+
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n")
+	c.(*net.TCPConn).CloseWrite()
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("cut head: %v %v, want a 400 answer", resp, err)
+	}
+}
+
+// TestPanicBeforeBody checks that a handler that panics after WriteHeader
+// but before any body sends no part of a head.
+func TestPanicBeforeBody(t *testing.T) {
+	addr, _ := fastServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusOK)
+		panic(http.ErrAbortHandler)
+	}))
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+	if got, _ := io.ReadAll(c); len(got) != 0 {
+		t.Errorf("received %q, want nothing", got)
 	}
 }

@@ -25,7 +25,7 @@ func buildPool(t *testing.T, cfg config.Pool, addrs ...string) *upstream.Pool {
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
-	t.Cleanup(p.Transport.CloseIdleConnections)
+	t.Cleanup(p.Transport.Close)
 	return p
 }
 

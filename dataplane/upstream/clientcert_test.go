@@ -193,7 +193,7 @@ func TestClientCertPresented(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := mustBuild(t, NewState(), "p", tt.cfg).Transport
-			defer tr.CloseIdleConnections()
+			defer tr.Close()
 			resp, err := roundTrip(tr, tt.srv.URL+"/")
 			if !tt.wantOK {
 				if err == nil {

@@ -61,6 +61,11 @@ type tlsFiles struct {
 	clientCert *tls.Certificate // presented to members that ask; nil: none
 }
 
+// MaxResponseHeaderBytes bounds the head of a member's response: a member
+// cannot make ramjetd hold more for one request. nginx's default
+// (proxy_buffer_size) is 4 or 8 KiB; net/http's, 10 MiB.
+const MaxResponseHeaderBytes = 1 << 20
+
 // idleTimeout closes member connections idle for longer.
 const idleTimeout = 90 * time.Second
 
@@ -82,11 +87,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.HTTP.RoundTrip(req)
 }
 
-// CloseIdleConnections closes the idle connections of both clients.
-func (t *Transport) CloseIdleConnections() {
+// Close releases a transport no configuration uses any longer: idle
+// connections are closed at once, those in use when their response ends.
+func (t *Transport) Close() {
 	t.HTTP.CloseIdleConnections()
 	if t.fast != nil {
-		t.fast.CloseIdleConnections()
+		t.fast.Close()
 	}
 }
 
@@ -100,12 +106,13 @@ func newTransport(s transportSettings, files tlsFiles) *Transport {
 		return c, nil
 	}
 	t := &http.Transport{
-		Proxy:                 nil, // never an environment proxy
-		DialContext:           dial,
-		MaxIdleConnsPerHost:   IdleConnsPerMember,
-		IdleConnTimeout:       idleTimeout,
-		ResponseHeaderTimeout: s.responseTimeout,
-		ExpectContinueTimeout: time.Second,
+		Proxy:                  nil, // never an environment proxy
+		DialContext:            dial,
+		MaxIdleConnsPerHost:    IdleConnsPerMember,
+		IdleConnTimeout:        idleTimeout,
+		ResponseHeaderTimeout:  s.responseTimeout,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
+		ExpectContinueTimeout:  time.Second,
 		// The proxy forwards bodies as they are; it never asks for or
 		// decodes compression on the client's behalf.
 		DisableCompression: true,
@@ -120,10 +127,11 @@ func newTransport(s transportSettings, files tlsFiles) *Transport {
 		return &Transport{HTTP: t}
 	}
 	fast := &http1.Client{
-		Dial:                  dial,
-		ResponseHeaderTimeout: s.responseTimeout,
-		MaxIdlePerHost:        IdleConnsPerMember,
-		IdleTimeout:           idleTimeout,
+		Dial:                   dial,
+		ResponseHeaderTimeout:  s.responseTimeout,
+		MaxIdlePerHost:         IdleConnsPerMember,
+		IdleTimeout:            idleTimeout,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 	}
 	if s.scheme.UsesTLS() {
 		fast.Dial = t.DialTLSContext

@@ -349,7 +349,7 @@ func TestDial(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := mustBuild(t, NewState(), "p", &tt.cfg).Transport
-			defer tr.CloseIdleConnections()
+			defer tr.Close()
 			resp, err := roundTrip(tr, tt.url+"/")
 			if tt.wantDial != "" {
 				if err == nil {

@@ -259,7 +259,7 @@ func (s *State) Commit(pools map[string]*Pool, variants []*Transport) {
 	}
 	for key, t := range s.transports {
 		if !usedTransports[t] {
-			t.CloseIdleConnections()
+			t.Close()
 			delete(s.transports, key)
 		}
 	}
