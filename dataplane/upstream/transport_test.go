@@ -97,6 +97,9 @@ func TestTransportSettings(t *testing.T) {
 			if tr.MaxIdleConnsPerHost != IdleConnsPerMember {
 				t.Errorf("MaxIdleConnsPerHost = %d, want %d", tr.MaxIdleConnsPerHost, IdleConnsPerMember)
 			}
+			if tr.MaxResponseHeaderBytes != MaxResponseHeaderBytes || both.fast != nil && both.fast.MaxResponseHeaderBytes != MaxResponseHeaderBytes {
+				t.Errorf("response heads not bounded by MaxResponseHeaderBytes")
+			}
 			if tr.ResponseHeaderTimeout != tt.wantTimeout {
 				t.Errorf("ResponseHeaderTimeout = %v, want %v", tr.ResponseHeaderTimeout, tt.wantTimeout)
 			}
