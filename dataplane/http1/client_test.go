@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -176,7 +177,7 @@ func TestRequestHead(t *testing.T) {
 				t.Errorf("request line %q, want %q", lines[0], want)
 			}
 			for _, w := range tt.want {
-				if !contains(lines[1:], w) {
+				if !slices.Contains(lines[1:], w) {
 					t.Errorf("head lacks %q:\n%s", w, head)
 				}
 			}
@@ -192,15 +193,6 @@ func TestRequestHead(t *testing.T) {
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestInvalidRequestsNotSent checks that a header net/http would refuse is
