@@ -318,8 +318,7 @@ func (sc *serverConn) run() (handedOver bool) {
 			if req, err := newRequest(sc.template, ctx, &h); err == nil {
 				sc.br.Discard(h.size)
 				afterPOST = req.Method == http.MethodPost
-				served := sc.serveRequest(req)
-				cancel()
+				served := sc.serveRequest(req, cancel)
 				if !served {
 					return false
 				}
@@ -408,14 +407,15 @@ func (sc *serverConn) buffered() []byte {
 	return b
 }
 
-// serveRequest runs the handler and ends the response; false closes the
-// connection.
-func (sc *serverConn) serveRequest(req *http.Request) bool {
+// serveRequest runs the handler, ends the request's context (cancel) and
+// then the response, as net/http does; false closes the connection.
+func (sc *serverConn) serveRequest(req *http.Request, cancel context.CancelFunc) bool {
 	w := sc.res
 	w.reset(req)
 	sc.watch.arm()
 	ok := sc.handle(w, req)
 	sc.watch.disarm()
+	cancel()
 	if !ok {
 		if !w.headDone {
 			// net/http sends nothing of a head that was not
