@@ -302,11 +302,6 @@ func (c *Client) maxHead() int64 {
 // it was closing, and may be sent again on a new connection.
 var errClosedIdle = errors.New("http1: the member closed a kept-alive connection before answering")
 
-// errIdle408 is a 408 answer read from a kept-alive connection before any
-// answer to the request could come: the member's notice that it closed the
-// idle connection (a request without a body cannot time out its upload).
-var errIdle408 = errors.New("http1: the member answered 408 on a kept-alive connection")
-
 // exchange writes req and reads the response head.
 func (cn *conn) exchange(ctx context.Context, req *http.Request, reused bool) (*http.Response, error) {
 	headTimeout := cn.client.ResponseHeaderTimeout
@@ -326,9 +321,6 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, reused bool) (*
 	cn.src.n = cn.client.maxHead()
 	resp, length, err := cn.readHead(req)
 	cn.src.n = -1
-	if err == nil && reused && resp.StatusCode == http.StatusRequestTimeout {
-		err = errors.Join(errClosedIdle, errIdle408)
-	}
 	if err != nil {
 		stop()
 		if ctx.Err() != nil {
