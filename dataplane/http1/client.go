@@ -3,11 +3,13 @@ package http1
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +76,9 @@ func (c *Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errNotEligible
 	}
 	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return nil, err // as net/http: nothing is sent for a request already canceled
+	}
 	addr := req.URL.Host
 	for {
 		cn, reused, err := c.conn(ctx, addr)
@@ -252,12 +257,14 @@ type conn struct {
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idle      *idleCheck
+	isTLS     bool
 	idleSince time.Time
 	canceled  atomic.Bool // the request's context ended: the connection is dead
 }
 
 func newConn(c *Client, addr string, nc net.Conn) *conn {
 	cn := &conn{Conn: nc, client: c, addr: addr, bw: bufio.NewWriterSize(nc, 4<<10), idle: newIdleCheck(nc)}
+	_, cn.isTLS = nc.(*tls.Conn)
 	cn.src = headLimiter{r: nc, n: -1}
 	cn.br = bufio.NewReaderSize(&cn.src, 4<<10)
 	return cn
@@ -313,6 +320,9 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, reused bool) (*
 	stop := cn.watch(ctx)
 	if err := writeRequest(cn.bw, req); err != nil {
 		stop()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if isClosedConn(err) {
 			return nil, errors.Join(errClosedIdle, err)
 		}
@@ -408,11 +418,26 @@ var aLongTimeAgo = time.Unix(1, 0)
 func (cn *conn) finish(stop func() bool, reusable bool) {
 	// Bytes left in the buffer were sent past the response's end: the
 	// next request would read them as its answer.
-	if stop() && reusable && !cn.canceled.Load() && cn.br.Buffered() == 0 {
+	if stop() && reusable && !cn.canceled.Load() && cn.br.Buffered() == 0 && cn.tlsHoldsNothing() {
 		cn.client.putIdle(cn)
 		return
 	}
 	cn.Close()
+}
+
+// tlsHoldsNothing reports, for a TLS connection, whether crypto/tls holds
+// none of the member's output: what it read ahead of the response's end is
+// neither in the buffer nor on the socket, where the idle check looks. A
+// read with a deadline in the past returns what TLS holds without reading
+// the socket, and its timeout does not break the connection.
+func (cn *conn) tlsHoldsNothing() bool {
+	if !cn.isTLS {
+		return true
+	}
+	cn.SetReadDeadline(aLongTimeAgo)
+	_, err := cn.br.Peek(1)
+	cn.SetReadDeadline(time.Time{})
+	return errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // body is a response body that gives its connection back at its end.

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/certs"
 )
 
 // newClient returns a Client that dials plainly, with a long idle timeout.
@@ -330,6 +334,77 @@ func TestConnectionsNotReused(t *testing.T) {
 	}
 }
 
+// TestTLSReadAheadNotReused checks that what crypto/tls read past a
+// response's end (neither in the client's buffer nor on the socket) keeps
+// the connection from being used again.
+func TestTLSReadAheadNotReused(t *testing.T) {
+	big := strings.Repeat("x", 8<<10)
+	tests := []struct {
+		name, method string
+		writes       []string // each one TLS record or more
+	}{
+		{"body after HEAD, its own record", "HEAD", []string{"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "wrong"}},
+		{"bytes past a long body", "GET", []string{"HTTP/1.1 200 OK\r\nContent-Length: 8192\r\n\r\n" + big + "HTTP/1.1 200 OK\r\n\r\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, dial := rawTLSServer(t, func(c net.Conn, br *bufio.Reader) {
+				readHead(br)
+				for _, w := range tt.writes {
+					io.WriteString(c, w)
+				}
+				io.Copy(io.Discard, br)
+			})
+			c := newClient(t)
+			c.Dial = dial
+			req, _ := http.NewRequest(tt.method, "http://"+addr+"/", nil)
+			resp, err := c.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if n := idleCount(c, addr); n != 0 {
+				t.Errorf("%d idle connections kept, want none", n)
+			}
+		})
+	}
+
+	// A clean TLS exchange keeps its connection.
+	addr, dial := rawTLSServer(t, func(c net.Conn, br *bufio.Reader) {
+		for readHead(br) != "" {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	c := newClient(t)
+	c.Dial = dial
+	get(t, c, "GET", "http://"+addr+"/")
+	if _, body, reused := get(t, c, "GET", "http://"+addr+"/"); body != "ok" || !reused {
+		t.Errorf("second request over TLS: %q, reused %v; want ok over the kept connection", body, reused)
+	}
+}
+
+// rawTLSServer is rawServer over TLS, with a dial function that trusts it.
+func rawTLSServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) (string, func(context.Context, string, string) (net.Conn, error)) {
+	t.Helper()
+	cert, err := certs.SelfSigned("member", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(leaf)
+	addr := rawServer(t, func(c net.Conn, _ *bufio.Reader) {
+		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{*cert}})
+		serve(tc, bufio.NewReader(tc))
+	})
+	d := &tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}}
+	return addr, d.DialContext
+}
+
 func idleCount(c *Client, addr string) int {
 	h, ok := c.hosts.Load(addr)
 	if !ok {
@@ -488,16 +563,11 @@ func TestResponseHeaderTimeout(t *testing.T) {
 // TestContextEnds checks that a request whose context ends stops waiting,
 // for the head and for the body, and that its connection is not kept.
 func TestContextEnds(t *testing.T) {
-	for _, during := range []string{"before", "head", "body"} {
+	for _, during := range []string{"head", "body"} {
 		t.Run(during, func(t *testing.T) {
 			var conns atomic.Int32
 			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
 				conns.Add(1)
-				if during == "before" {
-					// One answer, for a kept-alive connection to take.
-					readHead(br)
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-				}
 				readHead(br)
 				if during == "body" {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab")
@@ -507,23 +577,10 @@ func TestContextEnds(t *testing.T) {
 			c := newClient(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
-			if during == "before" {
-				warm, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
-				if resp, err := c.RoundTrip(warm); err != nil {
-					t.Fatal(err)
-				} else {
-					resp.Body.Close()
-				}
-				// On the idle connection, the watch of a context that
-				// has ended fires at once, racing with the deadline of
-				// the wait for the head.
-				cancel()
-			} else {
-				time.AfterFunc(50*time.Millisecond, cancel)
-			}
+			time.AfterFunc(50*time.Millisecond, cancel)
 			start := time.Now()
 			resp, err := c.RoundTrip(req)
-			if during != "body" {
+			if during == "head" {
 				if !errors.Is(err, context.Canceled) {
 					t.Fatalf("error %v, want context.Canceled", err)
 				}
@@ -554,6 +611,29 @@ func TestContextEnds(t *testing.T) {
 				t.Errorf("%d connections, want 2: the broken one must not be kept", n)
 			}
 		})
+	}
+}
+
+// TestCanceledSendsNothing checks that a request whose context has ended
+// is not sent, and leaves the idle connection it would have taken alone.
+func TestCanceledSendsNothing(t *testing.T) {
+	var heads atomic.Int32
+	addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		for readHead(br) != "" {
+			heads.Add(1)
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+		}
+	})
+	c := newClient(t)
+	get(t, c, "GET", "http://"+addr+"/")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
+	if _, err := c.RoundTrip(req); !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if _, _, reused := get(t, c, "GET", "http://"+addr+"/"); !reused || heads.Load() != 2 {
+		t.Errorf("next request reused %v, member saw %d requests; want true, 2", reused, heads.Load())
 	}
 }
 
