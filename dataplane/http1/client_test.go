@@ -350,9 +350,14 @@ func TestTLSReadAheadNotReused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			addr, dial := rawTLSServer(t, func(c net.Conn, br *bufio.Reader) {
 				readHead(br)
+				// The records leave in one TCP write, so that the
+				// client's TLS reads them together.
+				raw := c.(*tls.Conn).NetConn().(*batchConn)
+				raw.batch = true
 				for _, w := range tt.writes {
 					io.WriteString(c, w)
 				}
+				raw.flush()
 				io.Copy(io.Discard, br)
 			})
 			c := newClient(t)
@@ -398,11 +403,31 @@ func rawTLSServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) (strin
 	roots := x509.NewCertPool()
 	roots.AddCert(leaf)
 	addr := rawServer(t, func(c net.Conn, _ *bufio.Reader) {
-		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{*cert}})
+		tc := tls.Server(&batchConn{Conn: c}, &tls.Config{Certificates: []tls.Certificate{*cert}})
 		serve(tc, bufio.NewReader(tc))
 	})
 	d := &tls.Dialer{Config: &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}}
 	return addr, d.DialContext
+}
+
+// batchConn holds what is written while batch is set, until flush.
+type batchConn struct {
+	net.Conn
+	batch bool
+	held  []byte
+}
+
+func (b *batchConn) Write(p []byte) (int, error) {
+	if !b.batch {
+		return b.Conn.Write(p)
+	}
+	b.held = append(b.held, p...)
+	return len(p), nil
+}
+
+func (b *batchConn) flush() {
+	b.Conn.Write(b.held)
+	b.held, b.batch = nil, false
 }
 
 func idleCount(c *Client, addr string) int {
