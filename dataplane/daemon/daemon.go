@@ -100,6 +100,19 @@ type namedServer struct {
 	ln     net.Listener
 }
 
+// stopKeepAlives makes both servers close connections after their next
+// answer, and close idle ones.
+func (s *namedServer) stopKeepAlives() {
+	s.server.SetKeepAlivesEnabled(false)
+	s.fast.SetKeepAlivesEnabled(false)
+}
+
+// close closes both servers' connections at once.
+func (s *namedServer) close() {
+	s.server.Close()
+	s.fast.Close()
+}
+
 // New loads and compiles the configuration file. It binds nothing; Start
 // does.
 func New(opts Options) (*Daemon, error) {

@@ -67,10 +67,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 func (d *Daemon) Shutdown() {
 	d.ready.Store(false)
 	for _, s := range d.servers {
-		s.server.SetKeepAlivesEnabled(false)
-		if s.fast != nil {
-			s.fast.SetKeepAlivesEnabled(false)
-		}
+		s.stopKeepAlives()
 	}
 	d.log.Info("shutting down: readiness off, still serving", "drain_delay", d.opts.DrainDelay)
 	time.Sleep(d.opts.DrainDelay)
@@ -79,17 +76,12 @@ func (d *Daemon) Shutdown() {
 	var wg sync.WaitGroup
 	for _, s := range d.servers {
 		wg.Go(func() { s.server.Shutdown(ctx) })
-		if s.fast != nil {
-			wg.Go(func() { s.fast.Shutdown(ctx) })
-		}
+		wg.Go(func() { s.fast.Shutdown(ctx) })
 	}
 	wg.Wait()
 	d.waitForUpgraded(ctx)
 	for _, s := range d.servers {
-		s.server.Close()
-		if s.fast != nil {
-			s.fast.Close()
-		}
+		s.close()
 	}
 	d.conns.CloseAll()
 	d.closeAll()
@@ -114,10 +106,7 @@ func (d *Daemon) waitForUpgraded(ctx context.Context) {
 // closeAll closes everything without waiting.
 func (d *Daemon) closeAll() {
 	for _, s := range d.servers {
-		s.server.Close()
-		if s.fast != nil {
-			s.fast.Close()
-		}
+		s.close()
 	}
 	if d.health != nil {
 		d.health.Close()

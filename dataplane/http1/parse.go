@@ -27,61 +27,83 @@ type simpleHead struct {
 // included) returns ok false and is left to net/http, which answers it as
 // it always has.
 func parseSimple(buf []byte) (h simpleHead, ok bool) {
-	end := bytes.Index(buf, crlfcrlf)
-	if end < 0 {
+	line, fields, size, ok := splitHead(buf)
+	if !ok {
 		return h, false
 	}
-	h.size = end + 4
-	// One string holds the head: names, values, method and target are
-	// parts of it.
-	head := string(buf[:end+2])
-	line, rest, _ := strings.Cut(head, "\r\n")
+	h.size = size
 	if h.method, h.target, ok = parseRequestLine(line); !ok {
 		return h, false
 	}
-	fields := 0
-	for i := 0; i < len(rest); i++ {
-		if rest[i] == '\n' {
-			fields++
-		}
-	}
-	h.header = make(http.Header, fields)
-	values := make([]string, fields) // one allocation for every value slice
 	hosts := 0
-	for rest != "" {
-		line, rest, _ = strings.Cut(rest, "\r\n")
-		name, value, found := strings.Cut(line, ":")
-		if !found || !validFieldName(name) || !validFieldValue(value) {
-			return h, false
-		}
-		value = textproto.TrimString(value)
-		name = canonicalName(name)
+	h.header, ok = parseFields(fields, func(name, value string) (keep, ok bool) {
 		switch name {
 		case "Host":
 			hosts++
 			h.host = value
-			continue
+			return false, true
 		case "Content-Length", "Transfer-Encoding", "Expect", "Upgrade", "Http2-Settings":
-			return h, false
+			return false, false
 		case "Connection":
 			if httpguts.HeaderValuesContainsToken([]string{value}, "upgrade") {
-				return h, false
+				return false, false
 			}
 			h.close = h.close || httpguts.HeaderValuesContainsToken([]string{value}, "close")
 		}
-		if vv, seen := h.header[name]; seen {
-			h.header[name] = append(vv, value)
+		return true, true
+	})
+	if !ok || hosts != 1 || !httpguts.ValidHostHeader(h.host) {
+		return h, false
+	}
+	return h, true
+}
+
+// splitHead returns the start line and the field lines (each ending in
+// CRLF) of the head at the start of buf, and the head's size with its
+// blank line, when buf holds all of it. One string holds the head: the
+// lines, and the names and values parsed from them, are parts of it.
+func splitHead(buf []byte) (start, fields string, size int, ok bool) {
+	end := bytes.Index(buf, crlfcrlf)
+	if end < 0 {
+		return "", "", 0, false
+	}
+	start, fields, _ = strings.Cut(string(buf[:end+2]), "\r\n")
+	return start, fields, end + 4, true
+}
+
+// parseFields parses field lines strictly into a header: each name a token
+// right before its colon, canonical; each value free of control bytes
+// other than tab, trimmed. field sees every field first and says whether
+// the header keeps it, or whether the head is not one to take (ok false).
+// Pragma: no-cache gets its Cache-Control, as net/http does. One
+// allocation holds every value slice.
+func parseFields(lines string, field func(name, value string) (keep, ok bool)) (http.Header, bool) {
+	n := strings.Count(lines, "\n")
+	header := make(http.Header, n)
+	values := make([]string, n)
+	for lines != "" {
+		var line string
+		line, lines, _ = strings.Cut(lines, "\r\n")
+		name, value, found := strings.Cut(line, ":")
+		if !found || !validFieldName(name) || !httpguts.ValidHeaderFieldValue(value) {
+			return nil, false
+		}
+		name, value = canonicalName(name), textproto.TrimString(value)
+		if keep, ok := field(name, value); !ok {
+			return nil, false
+		} else if !keep {
+			continue
+		}
+		if vv, seen := header[name]; seen {
+			header[name] = append(vv, value)
 			continue
 		}
 		values[0] = value
-		h.header[name] = values[:1:1]
+		header[name] = values[:1:1]
 		values = values[1:]
 	}
-	if hosts != 1 || !httpguts.ValidHostHeader(h.host) {
-		return h, false
-	}
-	fixPragmaCacheControl(h.header)
-	return h, true
+	fixPragmaCacheControl(header)
+	return header, true
 }
 
 var crlfcrlf = []byte("\r\n\r\n")
@@ -104,34 +126,16 @@ func parseRequestLine(line string) (method, target string, ok bool) {
 	return method, target, true
 }
 
+// validMethod reports whether m is a token, the grammar of methods as of
+// field names.
 func validMethod(m string) bool {
-	if m == "" {
-		return false
-	}
-	for i := 0; i < len(m); i++ {
-		if !httpguts.IsTokenRune(rune(m[i])) {
-			return false
-		}
-	}
-	return true
+	return httpguts.ValidHeaderFieldName(m)
 }
 
 // validFieldName is a token; unlike net/http's reading, no space may come
 // before the colon.
 func validFieldName(name string) bool {
-	return name != "" && httpguts.ValidHeaderFieldName(name)
-}
-
-// validFieldValue refuses control bytes other than horizontal tab; obs-fold
-// cannot occur (lines are split at CRLF, and a line starting with a blank
-// has no valid name).
-func validFieldValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
-			return false
-		}
-	}
-	return true
+	return httpguts.ValidHeaderFieldName(name)
 }
 
 // canonicalName returns the canonical form of name without allocating

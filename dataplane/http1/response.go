@@ -7,6 +7,7 @@ import (
 	"net/textproto"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -137,18 +138,46 @@ func (w *response) declareTrailers(v string) {
 }
 
 func (w *response) writeStatusLine(code int) {
-	b := append(w.scratch[:0], "HTTP/1.1 "...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, ' ')
-	if text := http.StatusText(code); text != "" {
-		b = append(b, text...)
-	} else {
-		b = append(b, "status code "...)
-		b = strconv.AppendInt(b, int64(code), 10)
+	w.sc.bw.WriteString(statusLine(code))
+}
+
+// statusLines are the status lines of the codes net/http has a text for,
+// made once.
+var statusLines = func() map[int]string {
+	lines := map[int]string{}
+	for code := 100; code <= 999; code++ {
+		if text := http.StatusText(code); text != "" {
+			lines[code] = "HTTP/1.1 " + strconv.Itoa(code) + " " + text + "\r\n"
+		}
 	}
-	b = append(b, "\r\n"...)
-	w.sc.bw.Write(b)
-	w.scratch = b[:0]
+	return lines
+}()
+
+// statusLine is the status line of code, as net/http writes it.
+func statusLine(code int) string {
+	if line, ok := statusLines[code]; ok {
+		return line
+	}
+	return "HTTP/1.1 " + strconv.Itoa(code) + " status code " + strconv.Itoa(code) + "\r\n"
+}
+
+// cachedDate is the Date field of the current second: formatted once a
+// second, not for every answer.
+type cachedDate struct {
+	unix  int64
+	value string
+}
+
+var currentDate atomic.Pointer[cachedDate]
+
+// dateField returns the Date value for now.
+func dateField(now time.Time) string {
+	if d := currentDate.Load(); d != nil && d.unix == now.Unix() {
+		return d.value
+	}
+	d := &cachedDate{unix: now.Unix(), value: now.UTC().Format(http.TimeFormat)}
+	currentDate.Store(d)
+	return d.value
 }
 
 // Write writes body bytes, after a 200 head if none was set.
@@ -239,7 +268,7 @@ func (w *response) endHead(p []byte) {
 		w.field("Content-Type", append(w.scratch[:0], http.DetectContentType(p)...))
 	}
 	if !w.hasDate {
-		w.field("Date", time.Now().UTC().AppendFormat(w.scratch[:0], http.TimeFormat))
+		w.field("Date", append(w.scratch[:0], dateField(time.Now())...))
 	}
 	switch {
 	case isHEAD || !bodyAllowed || w.status == http.StatusNoContent || w.contentLength >= 0:
@@ -256,7 +285,7 @@ func (w *response) endHead(p []byte) {
 		bw.WriteString("Connection: close\r\n")
 	} else {
 		for _, v := range w.connection {
-			if validFieldValue(v) {
+			if httpguts.ValidHeaderFieldValue(v) {
 				w.field("Connection", append(w.scratch[:0], textproto.TrimString(v)...))
 			}
 		}

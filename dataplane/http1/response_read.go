@@ -2,9 +2,7 @@ package http1
 
 import (
 	"bufio"
-	"bytes"
 	"net/http"
-	"net/textproto"
 	"strconv"
 	"strings"
 
@@ -30,54 +28,37 @@ func readResponse(br *bufio.Reader, req *http.Request) (*http.Response, int64, e
 // response has no Body yet: bodyLength is the length of the body that
 // follows the head's size bytes, 0 for none.
 func parseSimpleResponse(buf []byte, req *http.Request) (resp *http.Response, bodyLength int64, size int, ok bool) {
-	end := bytes.Index(buf, crlfcrlf)
-	if end < 0 {
+	line, fields, size, ok := splitHead(buf)
+	if !ok {
 		return nil, 0, 0, false
 	}
-	head := string(buf[:end+2])
-	line, rest, _ := strings.Cut(head, "\r\n")
 	code, status, ok := parseStatusLine(line)
 	if !ok {
 		return nil, 0, 0, false
 	}
-	fields := strings.Count(rest, "\n")
-	header := make(http.Header, fields)
-	values := make([]string, fields)
 	length := int64(-1)
 	lengthText := ""
-	for rest != "" {
-		line, rest, _ = strings.Cut(rest, "\r\n")
-		name, value, found := strings.Cut(line, ":")
-		if !found || !validFieldName(name) || !validFieldValue(value) {
-			return nil, 0, 0, false
-		}
-		value = textproto.TrimString(value)
-		name = canonicalName(name)
+	header, ok := parseFields(fields, func(name, value string) (keep, ok bool) {
 		switch name {
 		case "Transfer-Encoding":
-			return nil, 0, 0, false
+			return false, false
 		case "Content-Length":
 			if length >= 0 {
-				if value != lengthText {
-					return nil, 0, 0, false
-				}
-				continue // a repeated, identical value: kept once, as net/http does
+				// A repeated, identical value is kept once, as
+				// net/http does; a different one is its to refuse.
+				return false, value == lengthText
 			}
 			n, err := strconv.ParseUint(value, 10, 63)
 			if err != nil {
-				return nil, 0, 0, false
+				return false, false
 			}
 			length, lengthText = int64(n), value
 		}
-		if vv, seen := header[name]; seen {
-			header[name] = append(vv, value)
-			continue
-		}
-		values[0] = value
-		header[name] = values[:1:1]
-		values = values[1:]
+		return true, true
+	})
+	if !ok {
+		return nil, 0, 0, false
 	}
-	fixPragmaCacheControl(header)
 	closes := httpguts.HeaderValuesContainsToken(header["Connection"], "close")
 	if closes {
 		delete(header, "Connection") // as net/http does
@@ -93,14 +74,14 @@ func parseSimpleResponse(buf []byte, req *http.Request) (resp *http.Response, bo
 	}
 	switch {
 	case req.Method == http.MethodHead:
-		return resp, 0, end + 4, true
+		return resp, 0, size, true
 	case code == http.StatusNoContent || code == http.StatusNotModified:
 		resp.ContentLength = 0
-		return resp, 0, end + 4, true
+		return resp, 0, size, true
 	case length < 0:
 		return nil, 0, 0, false // until the connection closes
 	}
-	return resp, length, end + 4, true
+	return resp, length, size, true
 }
 
 // parseStatusLine splits "HTTP/1.1 200 OK" into 200 and "200 OK", for
@@ -116,7 +97,7 @@ func parseStatusLine(line string) (code int, status string, ok bool) {
 		}
 		code = code*10 + int(status[i]-'0')
 	}
-	if code < 200 || code > 599 || !validFieldValue(status) {
+	if code < 200 || code > 599 || !httpguts.ValidHeaderFieldValue(status) {
 		return 0, "", false
 	}
 	return code, status, true
