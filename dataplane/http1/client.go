@@ -260,6 +260,10 @@ type conn struct {
 	isTLS     bool
 	idleSince time.Time
 	canceled  atomic.Bool // the request's context ended: the connection is dead
+
+	// The watch of the exchange's context (see watch): one of them.
+	watched   *requestContext
+	stopWatch func() bool
 }
 
 func newConn(c *Client, addr string, nc net.Conn) *conn {
@@ -317,9 +321,9 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, reused bool) (*
 		// the end of ctx sets.
 		cn.SetReadDeadline(time.Now().Add(headTimeout))
 	}
-	stop := cn.watch(ctx)
+	cn.watch(ctx)
 	if err := writeRequest(cn.bw, req); err != nil {
-		stop()
+		cn.unwatch()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -332,7 +336,7 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, reused bool) (*
 	resp, length, err := cn.readHead(req)
 	cn.src.n = -1
 	if err != nil {
-		stop()
+		cn.unwatch()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -349,11 +353,11 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, reused bool) (*
 	reusable := !resp.Close
 	switch {
 	case length > 0:
-		resp.Body = &body{cn: cn, stop: stop, reusable: reusable, remaining: length}
+		resp.Body = &body{cn: cn, reusable: reusable, remaining: length}
 	case resp.Body == http.NoBody:
-		cn.finish(stop, reusable)
+		cn.finish(reusable)
 	default:
-		resp.Body = &body{src: resp.Body, cn: cn, stop: stop, reusable: reusable}
+		resp.Body = &body{src: resp.Body, cn: cn, reusable: reusable}
 	}
 	return resp, nil
 }
@@ -395,30 +399,54 @@ var (
 )
 
 // watch makes the end of ctx break the connection, so that a request
-// whose client went away stops waiting for the member. The returned
-// function stops watching and reports whether the connection is still
-// usable.
-func (cn *conn) watch(ctx context.Context) (stop func() bool) {
-	if ctx.Done() == nil {
-		return alwaysUsable
+// whose client went away stops waiting for the member, until unwatch. The
+// context of a request Server serves registers the connection without
+// allocating; others go through context.AfterFunc.
+func (cn *conn) watch(ctx context.Context) {
+	if rc, ok := ctx.(*requestContext); ok {
+		if rc.watch(cn) {
+			cn.watched = rc
+		} else {
+			cn.breakForCancel()
+		}
+		return
 	}
-	return context.AfterFunc(ctx, func() {
-		cn.canceled.Store(true)
-		cn.SetDeadline(aLongTimeAgo)
-	})
+	if ctx.Done() != nil {
+		cn.stopWatch = context.AfterFunc(ctx, cn.breakForCancel)
+	}
 }
 
-func alwaysUsable() bool { return true }
+// unwatch stops watching the exchange's context and reports whether the
+// connection is still usable: false when the context's end broke it.
+func (cn *conn) unwatch() bool {
+	usable := true
+	switch {
+	case cn.watched != nil:
+		usable = cn.watched.unwatch(cn)
+		cn.watched = nil
+	case cn.stopWatch != nil:
+		usable = cn.stopWatch()
+		cn.stopWatch = nil
+	}
+	return usable && !cn.canceled.Load()
+}
+
+// breakForCancel breaks the connection at the end of its request's
+// context: what waits on it returns at once.
+func (cn *conn) breakForCancel() {
+	cn.canceled.Store(true)
+	cn.SetDeadline(aLongTimeAgo)
+}
 
 var aLongTimeAgo = time.Unix(1, 0)
 
 // finish ends the connection's exchange: back to the idle list when the
 // response ended cleanly and the context did not break it, closed
 // otherwise.
-func (cn *conn) finish(stop func() bool, reusable bool) {
+func (cn *conn) finish(reusable bool) {
 	// Bytes left in the buffer were sent past the response's end: the
 	// next request would read them as its answer.
-	if stop() && reusable && !cn.canceled.Load() && cn.br.Buffered() == 0 && cn.tlsHoldsNothing() {
+	if cn.unwatch() && reusable && cn.br.Buffered() == 0 && cn.tlsHoldsNothing() {
 		cn.client.putIdle(cn)
 		return
 	}
@@ -447,7 +475,6 @@ type body struct {
 	src       io.ReadCloser // net/http's body; nil for remaining bytes of the connection
 	remaining int64
 	cn        *conn
-	stop      func() bool
 	reusable  bool
 	done      bool
 	err       error // what the body ended with, returned again (io.EOF for a whole one)
@@ -503,5 +530,5 @@ func (b *body) Close() error {
 func (b *body) end(err error) {
 	b.done = true
 	b.err = err
-	b.cn.finish(b.stop, b.reusable && err == io.EOF)
+	b.cn.finish(b.reusable && err == io.EOF)
 }

@@ -250,9 +250,9 @@ type serverConn struct {
 	br       *bufio.Reader
 	bw       *bufio.Writer
 	res      *response
-	template *http.Request // remote address and TLS state of its requests
-	ctx      context.Context
-	cancel   context.CancelFunc
+	template *http.Request   // remote address and TLS state of its requests
+	ctx      context.Context // the values of its requests' contexts
+	current  *requestContext // the context of the request being served
 	watch    watcher
 }
 
@@ -274,8 +274,7 @@ func (s *Server) serve(from *handoffListener, c net.Conn) {
 	if s.ConnContext != nil {
 		ctx = s.ConnContext(ctx, c)
 	}
-	sc.ctx, sc.cancel = context.WithCancel(ctx)
-	defer sc.cancel()
+	sc.ctx = ctx
 	sc.template = &http.Request{RemoteAddr: c.RemoteAddr().String(), TLS: tlsState(c)}
 	if sc.run() {
 		return // handed over
@@ -314,17 +313,15 @@ func (sc *serverConn) run() (handedOver bool) {
 		if ok && (sc.srv.MaxHeaderBytes <= 0 || h.size <= sc.srv.MaxHeaderBytes) {
 			// As net/http's, a request's context ends when the
 			// handler returns, or before if the client goes away.
-			ctx, cancel := context.WithCancel(sc.ctx)
+			ctx := newRequestContext(sc.ctx)
 			if req, err := newRequest(sc.template, ctx, &h); err == nil {
 				sc.br.Discard(h.size)
 				afterPOST = req.Method == http.MethodPost
-				served := sc.serveRequest(req, cancel)
-				if !served {
+				if !sc.serveRequest(req, ctx) {
 					return false
 				}
 				continue
 			}
-			cancel()
 		}
 		sc.handOver()
 		return true
@@ -407,15 +404,17 @@ func (sc *serverConn) buffered() []byte {
 	return b
 }
 
-// serveRequest runs the handler, ends the request's context (cancel) and
+// serveRequest runs the handler, ends the request's context (ctx) and
 // then the response, as net/http does; false closes the connection.
-func (sc *serverConn) serveRequest(req *http.Request, cancel context.CancelFunc) bool {
+func (sc *serverConn) serveRequest(req *http.Request, ctx *requestContext) bool {
 	w := sc.res
 	w.reset(req)
+	sc.current = ctx
 	sc.watch.arm()
 	ok := sc.handle(w, req)
-	sc.watch.disarm()
-	cancel()
+	clientGone := sc.watch.disarm()
+	ctx.cancel()
+	sc.current = nil
 	if !ok {
 		if !w.headDone {
 			// net/http sends nothing of a head that was not
@@ -424,7 +423,7 @@ func (sc *serverConn) serveRequest(req *http.Request, cancel context.CancelFunc)
 		}
 		return false
 	}
-	if err := w.finish(); err != nil || w.closeAfter || sc.ctx.Err() != nil {
+	if err := w.finish(); err != nil || w.closeAfter || clientGone {
 		return false
 	}
 	return true

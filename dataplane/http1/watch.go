@@ -8,7 +8,7 @@ import (
 )
 
 // watcher notices a client that goes away while its request is served, and
-// cancels the connection's context (the request's), so that the proxy stops
+// ends the request's context, so that the proxy stops
 // waiting for the member. net/http starts a goroutine reading the
 // connection for every request; a watcher starts reading only when the
 // request has run for watchAfter, and most never do.
@@ -17,6 +17,7 @@ type watcher struct {
 	timer *time.Timer
 	state atomic.Int32
 	done  chan struct{} // the read's end, once per read started
+	gone  bool          // the client went away; read's, then disarm's
 	b     [1]byte
 }
 
@@ -38,16 +39,19 @@ func (w *watcher) arm() {
 }
 
 // disarm stops the watch at the end of the request, waiting for a read
-// under way to end, so that the request reader owns the connection again.
-func (w *watcher) disarm() {
+// under way to end, so that the request reader owns the connection again,
+// and reports whether the client went away.
+func (w *watcher) disarm() (clientGone bool) {
 	w.timer.Stop()
 	if w.state.CompareAndSwap(watchArmed, watchOff) {
-		return
+		return false
 	}
 	w.state.Store(watchStopping)
 	w.sc.conn.SetReadDeadline(aLongTimeAgo)
 	<-w.done
 	w.state.Store(watchOff)
+	clientGone, w.gone = w.gone, false
+	return clientGone
 }
 
 // read is the timer's function: it reads one byte, which is either the
@@ -69,6 +73,7 @@ func (w *watcher) read() {
 		return
 	}
 	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-		w.sc.cancel()
+		w.gone = true
+		w.sc.current.cancel()
 	}
 }
