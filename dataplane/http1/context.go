@@ -24,13 +24,16 @@ type requestContext struct {
 	err   error
 	conns []*conn        // Client connections to break at the end
 	funcs []*contextFunc // registered with AfterFunc
+	room  [1]*conn       // conns' first backing array
 }
 
 // contextFunc is one function registered with requestContext.AfterFunc.
 type contextFunc struct{ f func() }
 
 func newRequestContext(parent context.Context) *requestContext {
-	return &requestContext{Context: parent}
+	c := &requestContext{Context: parent}
+	c.conns = c.room[:0]
+	return c
 }
 
 // Done returns a channel closed at the end of the request.

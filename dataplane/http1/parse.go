@@ -139,18 +139,68 @@ func validFieldName(name string) bool {
 }
 
 // canonicalName returns the canonical form of name without allocating
-// when it is canonical already, as most are.
+// when it is canonical already, as most are, or the canonical form of a
+// common name ("ETag", "content-type").
 func canonicalName(name string) string {
 	upper := true
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
-			return textproto.CanonicalMIMEHeaderKey(name)
+			return canonicalCommonName(name)
 		}
 		upper = c == '-'
 	}
 	return name
 }
+
+// canonicalCommonName canonicalises name, a token, in a buffer on the
+// stack, and returns the interned common name it matches, or an allocated
+// canonical form.
+func canonicalCommonName(name string) string {
+	var buf [32]byte
+	if len(name) > len(buf) {
+		return textproto.CanonicalMIMEHeaderKey(name)
+	}
+	b := buf[:len(name)]
+	upper := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case upper && 'a' <= c && c <= 'z':
+			c -= 'a' - 'A'
+		case !upper && 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		b[i] = c
+		upper = c == '-'
+	}
+	if common, ok := commonNames[string(b)]; ok {
+		return common
+	}
+	return string(b)
+}
+
+// commonNames are canonical field names that arrive spelled otherwise
+// often enough to intern: ETag, and the lower-case names that HTTP/2-minded
+// clients and proxies send.
+var commonNames = func() map[string]string {
+	names := []string{
+		"Accept", "Accept-Encoding", "Accept-Language", "Accept-Ranges", "Access-Control-Allow-Origin",
+		"Age", "Authorization", "Cache-Control", "Connection", "Content-Disposition", "Content-Encoding",
+		"Content-Language", "Content-Length", "Content-Md5", "Content-Security-Policy", "Content-Type",
+		"Cookie", "Date", "Etag", "Expires", "Forwarded", "Host", "If-Match", "If-Modified-Since",
+		"If-None-Match", "Last-Modified", "Link", "Location", "Origin", "Pragma", "Referer",
+		"Retry-After", "Server", "Set-Cookie", "Strict-Transport-Security", "Te", "Traceparent",
+		"User-Agent", "Vary", "Via", "Www-Authenticate", "X-Content-Type-Options", "X-Forwarded-For",
+		"X-Forwarded-Host", "X-Forwarded-Proto", "X-Frame-Options", "X-Real-Ip", "X-Request-Id",
+		"X-Ua-Compatible", "X-Xss-Protection",
+	}
+	m := make(map[string]string, len(names))
+	for _, n := range names {
+		m[n] = n
+	}
+	return m
+}()
 
 // fixPragmaCacheControl does what net/http does to requests: "Pragma:
 // no-cache" without Cache-Control gets "Cache-Control: no-cache".

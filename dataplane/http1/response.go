@@ -93,7 +93,7 @@ func (w *response) WriteHeader(code int) {
 	w.wroteHeader = true
 	w.status = code
 	h := w.header
-	if cl := h.Get("Content-Length"); cl != "" {
+	if cl := firstValue(h, "Content-Length"); cl != "" {
 		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
 			w.contentLength = v
 		} else {
@@ -101,12 +101,12 @@ func (w *response) WriteHeader(code int) {
 			delete(h, "Content-Length")
 		}
 	}
-	w.transferEncoding = h.Get("Transfer-Encoding")
+	w.transferEncoding = firstValue(h, "Transfer-Encoding")
 	if w.transferEncoding != "" && w.transferEncoding != "identity" {
 		w.contentLength = -1 // a Content-Length cannot go with chunked coding
 	}
 	_, w.hasType = h["Content-Type"]
-	w.hasEncoding = h.Get("Content-Encoding") != ""
+	w.hasEncoding = firstValue(h, "Content-Encoding") != ""
 	_, w.hasDate = h["Date"]
 	w.connection = h["Connection"]
 	for _, v := range h["Trailer"] {
@@ -125,6 +125,15 @@ func (w *response) WriteHeader(code int) {
 	if writeFields(bw, h, exclude) {
 		w.hasTrailers = true
 	}
+}
+
+// firstValue is h.Get for a name known to be canonical: it skips the
+// canonicalisation.
+func firstValue(h http.Header, name string) string {
+	if vv := h[name]; len(vv) > 0 {
+		return vv[0]
+	}
+	return ""
 }
 
 func (w *response) declareTrailers(v string) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"testing"
 )
@@ -67,5 +68,28 @@ func TestParseSimpleResponse(t *testing.T) {
 				t.Errorf("header %v, want %v", resp.Header, want.Header)
 			}
 		})
+	}
+}
+
+func TestCanonicalName(t *testing.T) {
+	names := []string{"ETag", "etag", "content-type", "CONTENT-LENGTH", "x-custom-thing", "X-Custom",
+		"www-authenticate", "a", "A-", "-a", "x--y", "x-request-id-that-is-longer-than-32-bytes"}
+	for n := range commonNames {
+		names = append(names, n, strings.ToLower(n), strings.ToUpper(n))
+	}
+	for _, name := range names {
+		if got, want := canonicalName(name), textproto.CanonicalMIMEHeaderKey(name); got != want {
+			t.Errorf("canonicalName(%q) = %q, want %q", name, got, want)
+		}
+	}
+	for n, v := range commonNames {
+		if n != v || textproto.CanonicalMIMEHeaderKey(n) != n {
+			t.Errorf("common name %q is not canonical", n)
+		}
+	}
+	for _, name := range []string{"ETag", "content-type", "X-Forwarded-For"} {
+		if allocs := testing.AllocsPerRun(10, func() { canonicalName(name) }); allocs != 0 {
+			t.Errorf("canonicalName(%q) allocated %v times, want none", name, allocs)
+		}
 	}
 }

@@ -16,11 +16,15 @@ type requestBody struct {
 	streamed *countingBody
 }
 
+// noRequestBody is the body of every request without one; nothing
+// changes it.
+var noRequestBody = &requestBody{replay: []byte{}}
+
 // newRequestBody reads a small body of known length into memory. A client
 // that fails to send it, or sends more than the body limit, gets an error.
 func newRequestBody(r *http.Request) (*requestBody, error) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-		return &requestBody{replay: []byte{}}, nil
+		return noRequestBody, nil
 	}
 	if r.ContentLength > 0 && r.ContentLength <= ReplayBodyLimit {
 		// Grown as the bytes arrive: a client that announces a body and

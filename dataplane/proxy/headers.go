@@ -9,46 +9,52 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/exchange"
 )
 
-// hopHeaders are the hop-by-hop headers of RFC 9110 §7.6.1 and their
-// historical companions; they are never forwarded in either direction.
-var hopHeaders = []string{
-	"Connection",
-	"Proxy-Connection",
-	"Keep-Alive",
-	"Proxy-Authenticate",
-	"Proxy-Authorization",
-	"Te",
-	"Trailer",
-	"Transfer-Encoding",
-	"Upgrade",
+// isHopHeader reports whether a canonical name is one of the hop-by-hop
+// headers of RFC 9110 §7.6.1 or their historical companions; they are
+// never forwarded in either direction.
+func isHopHeader(name string) bool {
+	switch name {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate",
+		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
 }
 
-// forwardingHeaders are believed only from trusted proxies.
-var forwardingHeaders = []string{
-	"X-Forwarded-For",
-	"X-Forwarded-Host",
-	"X-Forwarded-Proto",
-	"X-Forwarded-Port",
-	"X-Forwarded-Scheme",
-	"X-Forwarded-Ssl",
-	"X-Original-Forwarded-For",
-	"X-Scheme",
-	"X-Real-Ip",
-	"Forwarded",
+// isForwardingHeader reports whether a canonical name is a forwarding
+// header, believed only from trusted proxies.
+func isForwardingHeader(name string) bool {
+	switch name {
+	case "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port",
+		"X-Forwarded-Scheme", "X-Forwarded-Ssl", "X-Original-Forwarded-For", "X-Scheme",
+		"X-Real-Ip", "Forwarded":
+		return true
+	}
+	return false
 }
 
 // removeHopHeaders deletes the hop-by-hop headers and every header the
 // Connection header names.
 func removeHopHeaders(h http.Header) {
+	removeConnectionNamed(h)
+	for name := range h {
+		if isHopHeader(name) {
+			delete(h, name)
+		}
+	}
+}
+
+// removeConnectionNamed deletes the headers the Connection header names.
+// The usual options, close and keep-alive, are passed over: the first is
+// no header, the second a hop-by-hop one removed anyway.
+func removeConnectionNamed(h http.Header) {
 	for _, line := range h["Connection"] {
 		for name := range strings.SplitSeq(line, ",") {
-			if name = strings.TrimSpace(name); name != "" {
+			name = strings.TrimSpace(name)
+			if name != "" && !strings.EqualFold(name, "close") && !strings.EqualFold(name, "keep-alive") {
 				h.Del(name)
 			}
 		}
-	}
-	for _, name := range hopHeaders {
-		delete(h, name)
 	}
 }
 
@@ -61,18 +67,13 @@ func upgradeType(h http.Header) string {
 	return h.Get("Upgrade")
 }
 
-// removeUnforwardable deletes the request headers that nginx does not pass
-// on: names with an underscore (ingress-nginx's default,
+// isUnforwardable reports whether nginx would not pass on a request
+// header: names with an underscore (ingress-nginx's default,
 // underscores_in_headers off), which CGI-style backends would read as
 // X-Forwarded-For or X-Real-IP once '_' and '-' are folded; and Proxy, which
 // such backends take for the HTTP_PROXY setting (httpoxy).
-func removeUnforwardable(h http.Header) {
-	for name := range h {
-		if strings.IndexByte(name, '_') >= 0 {
-			delete(h, name)
-		}
-	}
-	delete(h, "Proxy")
+func isUnforwardable(name string) bool {
+	return name == "Proxy" || strings.IndexByte(name, '_') >= 0
 }
 
 // offersH2C reports whether an Upgrade value lists h2c among its protocols.
@@ -102,8 +103,15 @@ func prepareRequestHeaders(x *exchange.Request) {
 	h := x.HTTP.Header
 	upgrade := upgradeType(h)
 	wantsTrailers := headerHasToken(h, "Te", "trailers")
-	removeHopHeaders(h)
-	removeUnforwardable(h)
+	removeConnectionNamed(h)
+	// One pass deletes what is not forwarded: the hop-by-hop headers,
+	// the unforwardable ones, and the forwarding headers of a peer that
+	// is not a trusted proxy.
+	for name := range h {
+		if isHopHeader(name) || isUnforwardable(name) || !x.PeerTrusted && isForwardingHeader(name) {
+			delete(h, name)
+		}
+	}
 	// h2c upgrades are never passed on: a member that accepted one would
 	// take the connection out of ramjetd's routing and policies (h2c
 	// smuggling). The request goes on as plain HTTP/1.1.
@@ -114,51 +122,68 @@ func prepareRequestHeaders(x *exchange.Request) {
 	if wantsTrailers {
 		h["Te"] = []string{"trailers"}
 	}
-	setForwardingHeaders(x, h)
+	values := valueSlab{make([]string, 0, 8)}
+	setForwardingHeaders(x, h, &values)
 	if _, ok := h["User-Agent"]; !ok {
 		// Keep net/http from adding its own User-Agent.
-		h["User-Agent"] = []string{""}
+		values.set(h, "User-Agent", "")
 	}
 	if _, ok := h["X-Request-Id"]; !ok {
-		h["X-Request-Id"] = []string{newRequestID()}
+		values.set(h, "X-Request-Id", newRequestID())
 	}
+}
+
+// valueSlab hands out the one-value slices of new headers from one
+// allocation. Each slice's capacity is its length, so that appending to
+// one never writes into another's.
+type valueSlab struct{ values []string }
+
+func (s *valueSlab) set(h http.Header, name, value string) {
+	s.values = append(s.values, value)
+	n := len(s.values)
+	h[name] = s.values[n-1 : n : n]
 }
 
 // setForwardingHeaders sets X-Forwarded-For, -Host, -Proto, -Port, X-Scheme
 // (as ingress-nginx does) and X-Real-IP. Incoming values are kept
-// (X-Forwarded-For extended) only when the peer is a trusted proxy; from
-// anyone else every forwarding header is removed first. The new values share
-// one backing array: one allocation instead of six.
-func setForwardingHeaders(x *exchange.Request, h http.Header) {
-	peer := x.Peer.String()
+// (X-Forwarded-For extended) only when the peer is a trusted proxy: h holds
+// none from anyone else (prepareRequestHeaders removed them).
+func setForwardingHeaders(x *exchange.Request, h http.Header, values *valueSlab) {
+	peer := peerText(x)
 	client := peer
 	if x.ClientIP.IsValid() && x.ClientIP != x.Peer {
 		client = x.ClientIP.String()
 	}
-	if !x.PeerTrusted {
-		for _, name := range forwardingHeaders {
-			delete(h, name)
-		}
-	}
-	values := make([]string, 6)
-	set := func(i int, name, value string) {
-		values[i] = value
-		h[name] = values[i : i+1 : i+1]
-	}
 	if prior := h["X-Forwarded-For"]; len(prior) > 0 {
-		set(0, "X-Forwarded-For", strings.Join(prior, ", ")+", "+peer)
+		values.set(h, "X-Forwarded-For", strings.Join(prior, ", ")+", "+peer)
 	} else {
-		set(0, "X-Forwarded-For", peer)
+		values.set(h, "X-Forwarded-For", peer)
 	}
 	if _, ok := h["X-Forwarded-Host"]; !ok {
-		set(1, "X-Forwarded-Host", x.HTTP.Host)
+		values.set(h, "X-Forwarded-Host", x.HTTP.Host)
 	}
 	if _, ok := h["X-Forwarded-Port"]; !ok && x.Port != "" {
-		set(2, "X-Forwarded-Port", x.Port)
+		values.set(h, "X-Forwarded-Port", x.Port)
 	}
-	set(3, "X-Forwarded-Proto", x.Scheme)
-	set(4, "X-Real-Ip", client)
-	set(5, "X-Scheme", x.Scheme)
+	values.set(h, "X-Forwarded-Proto", x.Scheme)
+	values.set(h, "X-Real-Ip", client)
+	values.set(h, "X-Scheme", x.Scheme)
+}
+
+// peerText returns the peer's address as text. It is the host of the
+// request's RemoteAddr, without an allocation, when that is how netip
+// writes the address too (as it is for every TCP peer); x.Peer.String()
+// otherwise.
+func peerText(x *exchange.Request) string {
+	host := x.HTTP.RemoteAddr
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = strings.TrimSuffix(strings.TrimPrefix(host[:i], "["), "]")
+	}
+	var buf [64]byte
+	if string(x.Peer.AppendTo(buf[:0])) == host {
+		return host
+	}
+	return x.Peer.String()
 }
 
 // newRequestID returns 32 random hex digits, like nginx's $request_id.
@@ -170,7 +195,9 @@ func newRequestID() string {
 			b[i+j] = byte(v >> (8 * j))
 		}
 	}
-	return hex.EncodeToString(b[:])
+	var digits [32]byte
+	hex.Encode(digits[:], b[:])
+	return string(digits[:])
 }
 
 // copyResponseHeaders copies a member's response headers to the client's,
@@ -178,8 +205,11 @@ func newRequestID() string {
 // announced. Value slices are shared, not copied: src is the member's
 // response head, which nothing changes afterwards.
 func copyResponseHeaders(dst, src http.Header, trailer http.Header) {
-	removeHopHeaders(src)
+	removeConnectionNamed(src)
 	for k, vv := range src {
+		if isHopHeader(k) {
+			continue
+		}
 		if prior, ok := dst[k]; ok {
 			dst[k] = append(prior, vv...)
 		} else {

@@ -131,6 +131,32 @@ func TestPrepareRequestHeaders(t *testing.T) {
 	}
 }
 
+func TestPeerText(t *testing.T) {
+	tests := []struct {
+		remoteAddr, peer, want string
+		shared                 bool // the text is RemoteAddr's, not allocated
+	}{
+		{remoteAddr: "192.0.2.7:4711", peer: "192.0.2.7", want: "192.0.2.7", shared: true},
+		{remoteAddr: "[2001:db8::1]:443", peer: "2001:db8::1", want: "2001:db8::1", shared: true},
+		{remoteAddr: "[fe80::1%eth0]:443", peer: "fe80::1%eth0", want: "fe80::1%eth0", shared: true},
+		{remoteAddr: "[2001:0db8:0:0::1]:443", peer: "2001:db8::1", want: "2001:db8::1"},
+		{remoteAddr: "[::ffff:192.0.2.7]:80", peer: "192.0.2.7", want: "192.0.2.7"},
+		{remoteAddr: "", peer: "192.0.2.7", want: "192.0.2.7"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = tt.remoteAddr
+		x := &exchange.Request{HTTP: r, Peer: netip.MustParseAddr(tt.peer)}
+		if got := peerText(x); got != tt.want {
+			t.Errorf("peerText(%q, %s) = %q, want %q", tt.remoteAddr, tt.peer, got, tt.want)
+		}
+		allocs := testing.AllocsPerRun(10, func() { peerText(x) })
+		if tt.shared && allocs != 0 {
+			t.Errorf("peerText(%q) allocated %v times, want none", tt.remoteAddr, allocs)
+		}
+	}
+}
+
 func TestNewRequestID(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
@@ -145,7 +171,9 @@ func TestNewRequestID(t *testing.T) {
 	}
 }
 
-func TestSetForwardingHeaders(t *testing.T) {
+// TestForwardingHeaders goes through prepareRequestHeaders, which removes
+// an untrusted peer's forwarding headers before setForwardingHeaders.
+func TestForwardingHeaders(t *testing.T) {
 	sent := http.Header{
 		"X-Forwarded-For":   {"203.0.113.1, 203.0.113.2", "203.0.113.3"},
 		"X-Forwarded-Host":  {"original.example"},
@@ -188,10 +216,13 @@ func TestSetForwardingHeaders(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := httptest.NewRequest("GET", "http://example.com:8080/", nil)
-			h := tt.in.Clone()
+			r.Header = tt.in.Clone()
 			x := &exchange.Request{HTTP: r, Peer: netip.MustParseAddr("192.0.2.7"), PeerTrusted: tt.trusted,
 				ClientIP: netip.MustParseAddr("198.51.100.4"), Scheme: tt.scheme, Port: tt.port}
-			setForwardingHeaders(x, h)
+			prepareRequestHeaders(x)
+			h := r.Header
+			delete(h, "User-Agent")
+			delete(h, "X-Request-Id")
 			if !reflect.DeepEqual(h, tt.want) {
 				t.Errorf("headers =\n  %v\nwant\n  %v", h, tt.want)
 			}
@@ -199,11 +230,12 @@ func TestSetForwardingHeaders(t *testing.T) {
 	}
 }
 
-func TestSetForwardingHeadersIPv6(t *testing.T) {
+func TestForwardingHeadersIPv6(t *testing.T) {
 	r := httptest.NewRequest("GET", "http://[2001:db8::1]/", nil)
-	h := http.Header{}
+	r.Header = http.Header{}
 	x := &exchange.Request{HTTP: r, Peer: netip.MustParseAddr("2001:db8::7"), ClientIP: netip.MustParseAddr("2001:db8::8"), Scheme: "http"}
-	setForwardingHeaders(x, h)
+	prepareRequestHeaders(x)
+	h := r.Header
 	if got := h.Get("X-Forwarded-For"); got != "2001:db8::7" {
 		t.Errorf("X-Forwarded-For = %q, want %q", got, "2001:db8::7")
 	}
@@ -326,11 +358,12 @@ func TestTrailersReachTheClient(t *testing.T) {
 // allocated together.
 func TestForwardingHeadersDoNotAlias(t *testing.T) {
 	r := httptest.NewRequest("GET", "http://example.com/", nil)
-	h := http.Header{}
+	r.Header = http.Header{}
 	x := &exchange.Request{HTTP: r, Peer: netip.MustParseAddr("192.0.2.7"), ClientIP: netip.MustParseAddr("198.51.100.4"), Scheme: "http", Port: "80"}
-	setForwardingHeaders(x, h)
+	prepareRequestHeaders(x)
+	h := r.Header
 	want := h.Clone()
-	for _, name := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Real-Ip"} {
+	for _, name := range []string{"X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Port", "X-Forwarded-Proto", "X-Real-Ip", "User-Agent", "X-Request-Id"} {
 		h.Add(name, "added")
 		want[name] = append(want[name], "added")
 	}

@@ -138,6 +138,8 @@ type forwarding struct {
 
 	set       *balancer.Set
 	out       *http.Request
+	first     http.Request // the first try's out, with its URL: no allocation of their own
+	firstURL  url.URL
 	body      *requestBody
 	key       uint64
 	setCookie string
@@ -211,8 +213,10 @@ func (f *forwarding) prepare() error {
 		return err
 	}
 	f.body = body
-	out := r.WithContext(r.Context())
-	out.URL = f.targetURL()
+	f.first = *r
+	out := &f.first
+	f.setTargetURL(&f.firstURL)
+	out.URL = &f.firstURL
 	out.RequestURI = ""
 	out.Close = false
 	out.Host = r.Host
@@ -225,8 +229,9 @@ func (f *forwarding) prepare() error {
 	return nil
 }
 
-func (f *forwarding) targetURL() *url.URL {
-	u := &url.URL{Scheme: "http", RawQuery: f.x.HTTP.URL.RawQuery}
+// setTargetURL sets u to the member's URL but its host.
+func (f *forwarding) setTargetURL(u *url.URL) {
+	*u = url.URL{Scheme: "http", RawQuery: f.x.HTTP.URL.RawQuery}
 	if f.pool.Scheme.UsesTLS() {
 		u.Scheme = "https"
 	}
@@ -235,7 +240,6 @@ func (f *forwarding) targetURL() *url.URL {
 	} else {
 		u.Path, u.RawPath = f.x.HTTP.URL.Path, f.x.HTTP.URL.RawPath
 	}
-	return u
 }
 
 // resetForRetry gives the next try its own request and URL: the transport
