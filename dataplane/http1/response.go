@@ -342,24 +342,43 @@ func (w *response) writeTrailers() {
 	}
 }
 
-// Fields the handler's header map never puts in the head: net/http's
-// hop-by-hop framing, and what endHead writes itself.
-var (
-	excludeAlways        = map[string]bool{"Transfer-Encoding": true, "Connection": true}
-	excludeUnknownLength = map[string]bool{"Transfer-Encoding": true, "Connection": true, "Content-Length": true}
-	excludeNoBody        = map[string]bool{"Transfer-Encoding": true, "Connection": true, "Content-Length": true}
-	exclude304           = map[string]bool{"Transfer-Encoding": true, "Connection": true, "Content-Length": true, "Content-Type": true}
+// exclusion is the set of fields of the handler's header map that a head
+// leaves out: net/http's hop-by-hop framing always, and what endHead
+// writes itself or the status forbids.
+type exclusion uint8
+
+const (
+	excludeLength exclusion = 1 << iota // Content-Length
+	excludeType                         // Content-Type
+
+	excludeAlways        exclusion = 0 // Transfer-Encoding and Connection
+	excludeUnknownLength           = excludeLength
+	excludeNoBody                  = excludeLength
+	exclude304                     = excludeLength | excludeType
 )
+
+// excludes reports whether a head with exclusion e leaves out the field.
+func (e exclusion) excludes(name string) bool {
+	switch name {
+	case "Transfer-Encoding", "Connection":
+		return true
+	case "Content-Length":
+		return e&excludeLength != 0
+	case "Content-Type":
+		return e&excludeType != 0
+	}
+	return false
+}
 
 // writeFields writes the fields of h but the excluded ones and those named
 // with http.TrailerPrefix, and reports whether there were such.
-func writeFields(bw *bufio.Writer, h http.Header, exclude map[string]bool) (trailerPrefixed bool) {
+func writeFields(bw *bufio.Writer, h http.Header, exclude exclusion) (trailerPrefixed bool) {
 	for name, vv := range h {
 		if strings.HasPrefix(name, http.TrailerPrefix) {
 			trailerPrefixed = true
 			continue
 		}
-		if exclude[name] {
+		if exclude.excludes(name) {
 			continue
 		}
 		writeValues(bw, name, vv)
