@@ -76,35 +76,100 @@ func splitHead(buf []byte) (start, fields string, size int, ok bool) {
 // other than tab, trimmed. field sees every field first and says whether
 // the header keeps it, or whether the head is not one to take (ok false).
 // Pragma: no-cache gets its Cache-Control, as net/http does. One
-// allocation holds every value slice.
+// allocation holds every value slice, and each field is hashed once.
 func parseFields(lines string, field func(name, value string) (keep, ok bool)) (http.Header, bool) {
 	n := strings.Count(lines, "\n")
 	header := make(http.Header, n)
 	values := make([]string, n)
+	// The names kept so far, to find repeated ones without a second map
+	// lookup per field; heads with more fields than room use the map.
+	var room [16]string
+	kept := room[:0]
+	pragma := false
 	for lines != "" {
-		var line string
-		line, lines, _ = strings.Cut(lines, "\r\n")
-		name, value, found := strings.Cut(line, ":")
-		if !found || !validFieldName(name) || !httpguts.ValidHeaderFieldValue(value) {
+		eol := strings.IndexByte(lines, '\n')
+		if eol < 1 || lines[eol-1] != '\r' {
+			return nil, false // a bare LF: net/http's to judge
+		}
+		line := lines[:eol-1]
+		lines = lines[eol+1:]
+		colon := strings.IndexByte(line, ':')
+		if colon < 0 || !httpguts.ValidHeaderFieldValue(line[colon+1:]) {
 			return nil, false
 		}
-		name, value = canonicalName(name), textproto.TrimString(value)
+		name, ok := fieldName(line[:colon])
+		if !ok {
+			return nil, false
+		}
+		value := textproto.TrimString(line[colon+1:])
 		if keep, ok := field(name, value); !ok {
 			return nil, false
 		} else if !keep {
 			continue
 		}
-		if vv, seen := header[name]; seen {
-			header[name] = append(vv, value)
+		if repeated(header, kept, n > len(room), name) {
+			header[name] = append(header[name], value)
 			continue
 		}
+		kept = append(kept, name)
+		pragma = pragma || name == "Pragma"
 		values[0] = value
 		header[name] = values[:1:1]
 		values = values[1:]
 	}
-	fixPragmaCacheControl(header)
+	if pragma {
+		fixPragmaCacheControl(header)
+	}
 	return header, true
 }
+
+// repeated reports whether header has name already: from the kept names
+// when they fit on the stack, from the map otherwise.
+func repeated(header http.Header, kept []string, many bool, name string) bool {
+	if many {
+		_, ok := header[name]
+		return ok
+	}
+	for _, k := range kept {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldName checks that name is a token, with no space before the colon
+// (unlike net/http's reading), and returns its canonical form: name itself
+// when it is canonical already, as most are.
+func fieldName(name string) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	canonical, upper := true, true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !tokenByte[c] {
+			return "", false
+		}
+		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
+			canonical = false
+		}
+		upper = c == '-'
+	}
+	if canonical {
+		return name, true
+	}
+	return canonicalCommonName(name), true
+}
+
+// tokenByte holds the bytes of RFC 9110's token grammar, as httpguts
+// knows them.
+var tokenByte = func() (t [256]bool) {
+	for c := range 128 {
+		t[c] = httpguts.IsTokenRune(rune(c))
+	}
+	return t
+}()
 
 var crlfcrlf = []byte("\r\n\r\n")
 
@@ -130,27 +195,6 @@ func parseRequestLine(line string) (method, target string, ok bool) {
 // field names.
 func validMethod(m string) bool {
 	return httpguts.ValidHeaderFieldName(m)
-}
-
-// validFieldName is a token; unlike net/http's reading, no space may come
-// before the colon.
-func validFieldName(name string) bool {
-	return httpguts.ValidHeaderFieldName(name)
-}
-
-// canonicalName returns the canonical form of name without allocating
-// when it is canonical already, as most are, or the canonical form of a
-// common name ("ETag", "content-type").
-func canonicalName(name string) string {
-	upper := true
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z' {
-			return canonicalCommonName(name)
-		}
-		upper = c == '-'
-	}
-	return name
 }
 
 // canonicalCommonName canonicalises name, a token, in a buffer on the

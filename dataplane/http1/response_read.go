@@ -38,8 +38,11 @@ func parseSimpleResponse(buf []byte, req *http.Request) (resp *http.Response, bo
 	}
 	length := int64(-1)
 	lengthText := ""
+	closes := false
 	header, ok := parseFields(fields, func(name, value string) (keep, ok bool) {
 		switch name {
+		case "Connection":
+			closes = closes || httpguts.HeaderValuesContainsToken([]string{value}, "close")
 		case "Transfer-Encoding":
 			return false, false
 		case "Content-Length":
@@ -59,7 +62,6 @@ func parseSimpleResponse(buf []byte, req *http.Request) (resp *http.Response, bo
 	if !ok {
 		return nil, 0, 0, false
 	}
-	closes := httpguts.HeaderValuesContainsToken(header["Connection"], "close")
 	if closes {
 		delete(header, "Connection") // as net/http does
 	}

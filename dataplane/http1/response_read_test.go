@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/textproto"
+
+	"golang.org/x/net/http/httpguts"
 	"strings"
 	"testing"
 )
@@ -21,6 +23,10 @@ func TestParseSimpleResponse(t *testing.T) {
 		{"equal lengths", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", true},
 		{"empty body", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", true},
 		{"close", "GET", "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 4\r\n\r\ndown", true},
+		{"close among Connection fields", "GET", "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok", true},
+		{"Pragma", "GET", "HTTP/1.1 200 OK\r\nPragma: no-cache\r\nContent-Length: 2\r\n\r\nok", true},
+		{"more fields than the stack holds", "GET", "HTTP/1.1 200 OK\r\nX-F0: 0\r\nX-F1: 1\r\nX-F2: 2\r\nX-F3: 3\r\nX-F4: 4\r\nX-F5: 5\r\nX-F6: 6\r\nX-F7: 7\r\nX-F8: 8\r\nX-F9: 9\r\nX-F10: 10\r\nX-F11: 11\r\nX-F12: 12\r\nX-F13: 13\r\nX-F14: 14\r\nX-F15: 15\r\nX-F16: 16\r\nX-F17: 17\r\nX-F18: 18\r\nX-F19: 19\r\nX-F3: again\r\nx-f19: again\r\nContent-Length: 2\r\n\r\nok", true},
+		{"bare LF", "GET", "HTTP/1.1 200 OK\r\nA: 1\nB: 2\r\nContent-Length: 2\r\n\r\nok", false},
 		{"no reason", "GET", "HTTP/1.1 404\r\nContent-Length: 0\r\n\r\n", true},
 		{"unknown reason", "GET", "HTTP/1.1 299 Fine Enough\r\nContent-Length: 0\r\n\r\n", true},
 		{"HEAD with length", "HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 1024\r\n\r\n", true},
@@ -71,15 +77,21 @@ func TestParseSimpleResponse(t *testing.T) {
 	}
 }
 
-func TestCanonicalName(t *testing.T) {
+func TestFieldName(t *testing.T) {
 	names := []string{"ETag", "etag", "content-type", "CONTENT-LENGTH", "x-custom-thing", "X-Custom",
-		"www-authenticate", "a", "A-", "-a", "x--y", "x-request-id-that-is-longer-than-32-bytes"}
+		"www-authenticate", "a", "A-", "-a", "x--y", "x-request-id-that-is-longer-than-32-bytes",
+		"", "a b", " Host", "Host ", "x(y)", "na\xffme", "tab\tname", "x_y", "!#$%&'*+-.^_`|~09azAZ"}
 	for n := range commonNames {
 		names = append(names, n, strings.ToLower(n), strings.ToUpper(n))
 	}
 	for _, name := range names {
-		if got, want := canonicalName(name), textproto.CanonicalMIMEHeaderKey(name); got != want {
-			t.Errorf("canonicalName(%q) = %q, want %q", name, got, want)
+		got, ok := fieldName(name)
+		if valid := httpguts.ValidHeaderFieldName(name); ok != valid {
+			t.Errorf("fieldName(%q) ok = %v, want %v", name, ok, valid)
+			continue
+		}
+		if want := textproto.CanonicalMIMEHeaderKey(name); ok && got != want {
+			t.Errorf("fieldName(%q) = %q, want %q", name, got, want)
 		}
 	}
 	for n, v := range commonNames {
@@ -88,8 +100,8 @@ func TestCanonicalName(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"ETag", "content-type", "X-Forwarded-For"} {
-		if allocs := testing.AllocsPerRun(10, func() { canonicalName(name) }); allocs != 0 {
-			t.Errorf("canonicalName(%q) allocated %v times, want none", name, allocs)
+		if allocs := testing.AllocsPerRun(10, func() { fieldName(name) }); allocs != 0 {
+			t.Errorf("fieldName(%q) allocated %v times, want none", name, allocs)
 		}
 	}
 }
