@@ -15,4 +15,10 @@
 // sends requests without a body (see Eligible) and leaves the rest to
 // net/http's Transport. Both keep net/http's behaviour where they take
 // over: tests compare their answers with net/http's.
+//
+// Per request, the work left is counted in allocations (16 for a proxied
+// request in the benchmark's cell): a request's context is one
+// (requestContext, which the Client's connections watch without
+// allocating), a head's fields are parsed in one pass with one map
+// insertion each, and the benchmarks in bench_test.go time the parsers.
 package http1
