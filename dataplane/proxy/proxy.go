@@ -100,7 +100,7 @@ func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
 		writeError(w, x.HTTP, errGRPCToHTTP1)
 		return
 	}
-	f := forwarding{h: h, pool: t.Pool, transport: t.Transport, w: w, x: x}
+	f := &forwarding{h: h, pool: t.Pool, transport: t.Transport, w: w, x: x}
 	f.run()
 }
 
