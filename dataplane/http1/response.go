@@ -393,7 +393,7 @@ func writeValues(bw *bufio.Writer, name string, values []string) {
 		return
 	}
 	for _, v := range values {
-		if strings.ContainsAny(v, "\r\n") {
+		if strings.IndexByte(v, '\r') >= 0 || strings.IndexByte(v, '\n') >= 0 {
 			v = newlineToSpace.Replace(v)
 		}
 		bw.WriteString(name)
