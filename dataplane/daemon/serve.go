@@ -55,20 +55,14 @@ func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 		r.Body = &timedBody{body: r.Body, rc: http.NewResponseController(w), timeout: gen.bodyTimeout}
 	}
-	// The clock is read for the access log only, as the configuration was
-	// when the request came.
-	var start time.Time
-	if gen.config.Server.AccessLog {
-		start = time.Now()
-	}
+	start := time.Now()
 	e.d.metrics.InFlight.Inc()
 	defer e.finish(rt, x, rec, start)
 	rt.handler.Serve(rec, x)
 }
 
 // finish accounts for a request, also one that ended in a panic (an aborted
-// response), logs it when start is set (the access log is on), and returns
-// the per-request objects to their pools.
+// response), and returns the per-request objects to their pools.
 func (e *entry) finish(rt *route, x *exchange.Request, rec *recorder, start time.Time) {
 	e.d.metrics.InFlight.Dec()
 	status := rec.status
@@ -76,7 +70,7 @@ func (e *entry) finish(rt *route, x *exchange.Request, rec *recorder, start time
 		status = http.StatusOK
 	}
 	rt.app.requests[metrics.ClassIndex(status)].Inc()
-	if !start.IsZero() {
+	if e.d.current.Load().config.Server.AccessLog {
 		e.d.log.Info("request", "method", x.HTTP.Method, "host", x.HTTP.Host, "path", x.HTTP.URL.Path,
 			"status", status, "bytes", rec.written, "duration", time.Since(start),
 			"client", x.ClientIP, "tenant", rt.app.tenant, "application", rt.app.name)

@@ -15,9 +15,15 @@ import (
 //
 // It implements the AfterFunc method that package context looks for, so
 // that contexts derived from it (WithCancel, WithTimeout, AfterFunc) follow
-// its end without a goroutine each.
+// its end without a goroutine each; their end comes from a goroutine, as
+// context.AfterFunc's functions do. (A context derived from a value context
+// over it, WithCancel(WithValue(ctx, ...)), does get a goroutine.)
+//
+// The connection's context never ends in ramjetd (it carries values). One
+// that can end is followed too: the request ends with it, with its error.
 type requestContext struct {
-	context.Context // the connection's values; it never ends
+	context.Context             // the connection's
+	stopParent      func() bool // the watch of a connection context that can end
 
 	mu    sync.Mutex
 	done  chan struct{} // made by the first Done
@@ -33,6 +39,9 @@ type contextFunc struct{ f func() }
 func newRequestContext(parent context.Context) *requestContext {
 	c := &requestContext{Context: parent}
 	c.conns = c.room[:0]
+	if parent.Done() != nil {
+		c.stopParent = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+	}
 	return c
 }
 
@@ -49,7 +58,8 @@ func (c *requestContext) Done() <-chan struct{} {
 	return c.done
 }
 
-// Err returns context.Canceled once the request has ended, nil before.
+// Err returns context.Canceled once the request has ended (or the error of
+// the connection's context, when that ended it), nil before.
 func (c *requestContext) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -109,18 +119,25 @@ func (c *requestContext) unwatch(cn *conn) bool {
 // cancel ends the request: Done's channel closes, watched connections
 // break, and AfterFunc's functions start. Later calls do nothing.
 func (c *requestContext) cancel() {
+	c.end(context.Canceled)
+}
+
+func (c *requestContext) end(err error) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
 		return
 	}
-	c.err = context.Canceled
+	c.err = err
 	if c.done != nil {
 		close(c.done)
 	}
 	conns, funcs := c.conns, c.funcs
 	c.conns, c.funcs = nil, nil
 	c.mu.Unlock()
+	if c.stopParent != nil {
+		c.stopParent()
+	}
 	for _, cn := range conns {
 		cn.breakForCancel()
 	}

@@ -113,3 +113,44 @@ func TestRequestContextBreaksWatchedConns(t *testing.T) {
 		t.Error("a connection watching an ended request is usable")
 	}
 }
+
+// A connection context that can end ends its requests, with its error.
+func TestRequestContextFollowsItsParent(t *testing.T) {
+	tests := []struct {
+		name    string
+		timeout time.Duration // 0: the parent is canceled instead
+		wantErr error
+	}{
+		{"canceled", 0, context.Canceled},
+		{"past its deadline", time.Millisecond, context.DeadlineExceeded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			parent, cancel := context.WithCancel(context.Background())
+			if tt.timeout > 0 {
+				parent, cancel = context.WithTimeout(context.Background(), tt.timeout)
+			}
+			defer cancel()
+			ctx := newRequestContext(parent)
+			if tt.timeout == 0 {
+				cancel()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(5 * time.Second):
+				t.Fatal("the request did not end with its connection's context")
+			}
+			if !errors.Is(ctx.Err(), tt.wantErr) {
+				t.Errorf("Err = %v, want %v", ctx.Err(), tt.wantErr)
+			}
+		})
+	}
+	// The request's own end stops following the parent.
+	parent, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx := newRequestContext(parent)
+	ctx.cancel()
+	if ctx.stopParent() {
+		t.Error("the watch of the parent was still registered after the request's end")
+	}
+}

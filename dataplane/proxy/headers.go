@@ -45,13 +45,18 @@ func removeHopHeaders(h http.Header) {
 }
 
 // removeConnectionNamed deletes the headers the Connection header names.
-// The usual options, close and keep-alive, are passed over: the first is
-// no header, the second a hop-by-hop one removed anyway.
+// The usual options are not looked up by their canonical names: close
+// names a Close field, deleted as such, and keep-alive a hop-by-hop header
+// removed anyway.
 func removeConnectionNamed(h http.Header) {
 	for _, line := range h["Connection"] {
 		for name := range strings.SplitSeq(line, ",") {
-			name = strings.TrimSpace(name)
-			if name != "" && !strings.EqualFold(name, "close") && !strings.EqualFold(name, "keep-alive") {
+			switch name = strings.TrimSpace(name); {
+			case name == "":
+			case strings.EqualFold(name, "close"):
+				delete(h, "Close")
+			case strings.EqualFold(name, "keep-alive"):
+			default:
 				h.Del(name)
 			}
 		}
@@ -173,14 +178,14 @@ func setForwardingHeaders(x *exchange.Request, h http.Header, values *valueSlab)
 // peerText returns the peer's address as text. It is the host of the
 // request's RemoteAddr, without an allocation, when that is how netip
 // writes the address too (as it is for every TCP peer); x.Peer.String()
-// otherwise.
+// otherwise ("invalid IP" for an address that could not be parsed).
 func peerText(x *exchange.Request) string {
 	host := x.HTTP.RemoteAddr
 	if i := strings.LastIndexByte(host, ':'); i >= 0 {
 		host = strings.TrimSuffix(strings.TrimPrefix(host[:i], "["), "]")
 	}
 	var buf [64]byte
-	if string(x.Peer.AppendTo(buf[:0])) == host {
+	if x.Peer.IsValid() && string(x.Peer.AppendTo(buf[:0])) == host {
 		return host
 	}
 	return x.Peer.String()

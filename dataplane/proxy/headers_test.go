@@ -36,6 +36,8 @@ func TestRemoveHopHeaders(t *testing.T) {
 		{name: "case-insensitive and spaced names", in: http.Header{
 			"Connection": {"  x-FORWARDED-for ,, ,X-Custom-Thing  "}, "X-Forwarded-For": {"1.2.3.4"}, "X-Custom-Thing": {"a"}, "Cookie": {"a=1"},
 		}, want: http.Header{"Cookie": {"a=1"}}},
+		{name: "close and a Close field", in: http.Header{"Connection": {"close"}, "Close": {"x"}, "X-A": {"1"}},
+			want: http.Header{"X-A": {"1"}}},
 		{name: "Connection naming itself", in: http.Header{"Connection": {"Connection, X-A"}, "X-A": {"1"}, "X-B": {"2"}},
 			want: http.Header{"X-B": {"2"}}},
 		{name: "nothing to remove", in: http.Header{"Accept": {"*/*"}}, want: http.Header{"Accept": {"*/*"}}},
@@ -142,11 +144,16 @@ func TestPeerText(t *testing.T) {
 		{remoteAddr: "[2001:0db8:0:0::1]:443", peer: "2001:db8::1", want: "2001:db8::1"},
 		{remoteAddr: "[::ffff:192.0.2.7]:80", peer: "192.0.2.7", want: "192.0.2.7"},
 		{remoteAddr: "", peer: "192.0.2.7", want: "192.0.2.7"},
+		{remoteAddr: "", want: "invalid IP"},
+		{remoteAddr: ":80", want: "invalid IP"},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.RemoteAddr = tt.remoteAddr
-		x := &exchange.Request{HTTP: r, Peer: netip.MustParseAddr(tt.peer)}
+		x := &exchange.Request{HTTP: r}
+		if tt.peer != "" {
+			x.Peer = netip.MustParseAddr(tt.peer)
+		}
 		if got := peerText(x); got != tt.want {
 			t.Errorf("peerText(%q, %s) = %q, want %q", tt.remoteAddr, tt.peer, got, tt.want)
 		}
