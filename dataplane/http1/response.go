@@ -151,9 +151,8 @@ func (w *response) writeStatusLine(code int) {
 }
 
 // statusLines are the status lines of the codes net/http has a text for,
-// made once.
-var statusLines = func() map[int]string {
-	lines := map[int]string{}
+// made once, indexed by code.
+var statusLines = func() (lines [1000]string) {
 	for code := 100; code <= 999; code++ {
 		if text := http.StatusText(code); text != "" {
 			lines[code] = "HTTP/1.1 " + strconv.Itoa(code) + " " + text + "\r\n"
@@ -162,9 +161,10 @@ var statusLines = func() map[int]string {
 	return lines
 }()
 
-// statusLine is the status line of code, as net/http writes it.
+// statusLine is the status line of code (100 to 999), as net/http writes
+// it.
 func statusLine(code int) string {
-	if line, ok := statusLines[code]; ok {
+	if line := statusLines[code]; line != "" {
 		return line
 	}
 	return "HTTP/1.1 " + strconv.Itoa(code) + " status code " + strconv.Itoa(code) + "\r\n"
