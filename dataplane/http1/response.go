@@ -248,6 +248,11 @@ func (w *response) writeChunk(p []byte) (int, error) {
 		return len(p), nil
 	}
 	bw := w.sc.bw
+	if !w.chunking && bw.Buffered() > 0 && len(p) > bw.Available() {
+		// The head and a body chunk too large for the buffer: one
+		// system call for both, where bufio would make two.
+		return len(p), w.sc.out.flushWith(bw, p)
+	}
 	if w.chunking {
 		w.scratch = strconv.AppendUint(w.scratch[:0], uint64(len(p)), 16)
 		w.scratch = append(w.scratch, "\r\n"...)

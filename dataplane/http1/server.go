@@ -248,7 +248,8 @@ type serverConn struct {
 	state    atomic.Int32
 	src      connReader
 	br       *bufio.Reader
-	bw       *bufio.Writer
+	out      connWriter
+	bw       *bufio.Writer // writes to out
 	res      *response
 	template *http.Request   // remote address and TLS state of its requests
 	ctx      context.Context // the values of its requests' contexts
@@ -266,7 +267,8 @@ func (s *Server) serve(from *handoffListener, c net.Conn) {
 	defer s.track(sc, false)
 	sc.src.conn = c
 	sc.br = bufio.NewReaderSize(&sc.src, 4<<10)
-	sc.bw = bufio.NewWriterSize(c, 4<<10)
+	sc.out.conn = c
+	sc.bw = bufio.NewWriterSize(&sc.out, 4<<10)
 	sc.res = newResponse(sc)
 	sc.watch.sc = sc
 	sc.watch.done = make(chan struct{}, 1)
@@ -419,7 +421,7 @@ func (sc *serverConn) serveRequest(req *http.Request, ctx *requestContext) bool 
 		if !w.headDone {
 			// net/http sends nothing of a head that was not
 			// finished; the connection closes.
-			sc.bw.Reset(sc.conn)
+			sc.bw.Reset(&sc.out)
 		}
 		return false
 	}

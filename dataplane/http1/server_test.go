@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -80,6 +81,12 @@ func TestSameAnswersAsNetHTTP(t *testing.T) {
 			w.Header().Set("Content-Length", "5")
 			w.Header().Set("Content-Type", "text/x")
 			io.WriteString(w, "hello")
+		},
+		"declared long body": func(w http.ResponseWriter, r *http.Request) {
+			// Past the write buffer: head and body go in one writev.
+			w.Header().Set("Content-Length", strconv.Itoa(4*len(big)))
+			io.WriteString(w, big+big+big)
+			io.WriteString(w, big)
 		},
 		"short of declared length": func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", "10")

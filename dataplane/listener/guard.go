@@ -107,6 +107,12 @@ func (g *Guard) Write(p []byte) (int, error) {
 	return g.conn.Write(p)
 }
 
+// WriteBuffers writes v to the wrapped connection, with one writev system
+// call where it is a TCP connection (net.Buffers).
+func (g *Guard) WriteBuffers(v *net.Buffers) (int64, error) {
+	return v.WriteTo(g.conn)
+}
+
 // Close closes the wrapped connection.
 func (g *Guard) Close() error {
 	return g.conn.Close()
