@@ -79,16 +79,7 @@ func (c *requestContext) AfterFunc(f func()) (stop func() bool) {
 	}
 	c.funcs = append(c.funcs, cf)
 	c.mu.Unlock()
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		i := slices.Index(c.funcs, cf)
-		if i < 0 {
-			return false
-		}
-		c.funcs = slices.Delete(c.funcs, i, i+1)
-		return true
-	}
+	return func() bool { return unregister(c, &c.funcs, cf) }
 }
 
 // watch registers cn, whose deadline cancel breaks; false when the request
@@ -106,13 +97,19 @@ func (c *requestContext) watch(cn *conn) bool {
 // unwatch unregisters cn, and reports whether it was still registered:
 // false when the end of the request broke it.
 func (c *requestContext) unwatch(cn *conn) bool {
+	return unregister(c, &c.conns, cn)
+}
+
+// unregister removes v from c's list, and reports whether it was there:
+// false when the end of the request took the list.
+func unregister[T comparable](c *requestContext, list *[]T, v T) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	i := slices.Index(c.conns, cn)
+	i := slices.Index(*list, v)
 	if i < 0 {
 		return false
 	}
-	c.conns = slices.Delete(c.conns, i, i+1)
+	*list = slices.Delete(*list, i, i+1)
 	return true
 }
 

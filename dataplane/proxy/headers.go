@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/hex"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 
@@ -180,12 +181,9 @@ func setForwardingHeaders(x *exchange.Request, h http.Header, values *valueSlab)
 // writes the address too (as it is for every TCP peer); x.Peer.String()
 // otherwise ("invalid IP" for an address that could not be parsed).
 func peerText(x *exchange.Request) string {
-	host := x.HTTP.RemoteAddr
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = strings.TrimSuffix(strings.TrimPrefix(host[:i], "["), "]")
-	}
+	host, _, err := net.SplitHostPort(x.HTTP.RemoteAddr)
 	var buf [64]byte
-	if x.Peer.IsValid() && string(x.Peer.AppendTo(buf[:0])) == host {
+	if err == nil && x.Peer.IsValid() && string(x.Peer.AppendTo(buf[:0])) == host {
 		return host
 	}
 	return x.Peer.String()

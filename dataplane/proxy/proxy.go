@@ -121,19 +121,11 @@ func (h *Handler) pickTarget() *Target {
 // isGRPC reports whether a request is gRPC: content type application/grpc
 // or application/grpc+<codec>, but not gRPC-Web, which works over HTTP/1.1.
 func isGRPC(r *http.Request) bool {
-	ct := firstValue(r.Header, "Content-Type")
+	ct := r.Header.Get("Content-Type")
 	if media, _, found := strings.Cut(ct, ";"); found {
 		ct = strings.TrimSpace(media)
 	}
 	return ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+")
-}
-
-// firstValue is h.Get for a canonical name, without canonicalising it.
-func firstValue(h http.Header, name string) string {
-	if vv := h[name]; len(vv) > 0 {
-		return vv[0]
-	}
-	return ""
 }
 
 // forwarding is the state of one request's tries.
@@ -357,7 +349,7 @@ func (f *forwarding) respond(m *balancer.Member, resp *http.Response) {
 // copyBody copies the response body with a pooled buffer, flushing after
 // every write for streams (unknown length, server-sent events, gRPC).
 func (f *forwarding) copyBody(resp *http.Response) error {
-	flush := resp.ContentLength < 0 || strings.HasPrefix(firstValue(resp.Header, "Content-Type"), "text/event-stream")
+	flush := resp.ContentLength < 0 || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	var flusher http.Flusher
 	if flush {
 		flusher, _ = f.w.(http.Flusher)
