@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ramjet-dev/ramjet/dataplane/tcpconn"
 )
 
 // Client sends eligible requests (see Eligible) over kept-alive HTTP/1.1
@@ -255,6 +257,7 @@ type conn struct {
 	addr      string
 	src       headLimiter
 	br        *bufio.Reader
+	sink      requestSink
 	bw        *bufio.Writer
 	idle      *idleCheck
 	isTLS     bool
@@ -267,11 +270,42 @@ type conn struct {
 }
 
 func newConn(c *Client, addr string, nc net.Conn) *conn {
-	cn := &conn{Conn: nc, client: c, addr: addr, bw: bufio.NewWriterSize(nc, 4<<10), idle: newIdleCheck(nc)}
+	nc = tcpconn.Wrap(nc)
+	cn := &conn{Conn: nc, client: c, addr: addr, idle: newIdleCheck(nc)}
 	_, cn.isTLS = nc.(*tls.Conn)
 	cn.src = headLimiter{r: nc, n: -1}
 	cn.br = bufio.NewReaderSize(&cn.src, 4<<10)
+	cn.sink.conn = nc
+	cn.sink.waiter, _ = nc.(*tcpconn.Conn)
+	cn.bw = bufio.NewWriterSize(&cn.sink, 4<<10)
 	return cn
+}
+
+// requestSink is the writer under a connection's bufio.Writer. The flush
+// that ends a request head waits for the answer in the same call to the
+// poller (tcpconn.Conn.WriteThenWait), where the connection is plain TCP:
+// the head's read then takes one system call, not a first one that finds
+// nothing.
+type requestSink struct {
+	conn   net.Conn
+	waiter *tcpconn.Conn // nil when conn is not plain TCP
+	last   bool          // the next write ends the request
+}
+
+func (s *requestSink) Write(p []byte) (int, error) {
+	if s.last && s.waiter != nil {
+		s.last = false
+		return s.waiter.WriteThenWait(p)
+	}
+	return s.conn.Write(p)
+}
+
+// flushRequest sends what the buffer holds of a request, the end of it.
+func (cn *conn) flushRequest() error {
+	cn.sink.last = true
+	err := cn.bw.Flush()
+	cn.sink.last = false
+	return err
 }
 
 // headLimiter bounds what is read while n is not negative: the size of a
@@ -322,7 +356,11 @@ func (cn *conn) exchange(ctx context.Context, req *http.Request, reused bool) (*
 		cn.SetReadDeadline(time.Now().Add(headTimeout))
 	}
 	cn.watch(ctx)
-	if err := writeRequest(cn.bw, req); err != nil {
+	err := writeRequest(cn.bw, req)
+	if err == nil {
+		err = cn.flushRequest()
+	}
+	if err != nil {
 		cn.unwatch()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

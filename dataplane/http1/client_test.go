@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -845,4 +846,38 @@ func readHead(br *bufio.Reader) string {
 			return b.String()
 		}
 	}
+}
+
+// TestRequestEndsWithWait checks the write that waits for the answer
+// (tcpconn.Conn.WriteThenWait): only the flush that ends a request waits,
+// so a head larger than the write buffer, flushed in parts, is answered,
+// and plain TCP connections are the ones that wait.
+func TestRequestEndsWithWait(t *testing.T) {
+	srv := newCountingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, strconv.Itoa(len(r.Header.Get("X-Large"))))
+	})
+	c := newClient(t)
+	for _, size := range []int{10, 3 << 10, 20 << 10} {
+		req, _ := http.NewRequest("GET", srv.URL+"/", nil)
+		req.Header.Set("X-Large", strings.Repeat("v", size))
+		start := time.Now()
+		resp, err := c.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("a %d-byte field: %v", size, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != strconv.Itoa(size) {
+			t.Errorf("a %d-byte field: the member saw %s bytes", size, b)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("a %d-byte field took %v: a flush before the end waited", size, d)
+		}
+	}
+	h, _ := c.hosts.Load(strings.TrimPrefix(srv.URL, "http://"))
+	cn := <-h.(*host).idle
+	if cn.sink.waiter == nil {
+		t.Errorf("a plain TCP connection (%T) does not wait for the answer with its write", cn.Conn)
+	}
+	cn.Close()
 }

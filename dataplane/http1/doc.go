@@ -21,4 +21,8 @@
 // (requestContext, which the Client's connections watch without
 // allocating), a head's fields are parsed in one pass with one map
 // insertion each, and the benchmarks in bench_test.go time the parsers.
+// The Client's last write of a request to a plain member waits for the
+// answer in the same call to the poller (tcpconn.Conn.WriteThenWait), so
+// that reading the answer takes one system call, not a first one that
+// finds nothing.
 package http1

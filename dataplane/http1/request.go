@@ -21,8 +21,8 @@ var (
 	errInvalidHeaderValue = errors.New("http1: invalid header field value")
 )
 
-// writeRequest writes the head of a request without a body, with the
-// fields net/http's Transport would write, and flushes it in one write. A
+// writeRequest writes the head of a request without a body into w, with
+// the fields net/http's Transport would write; the caller flushes it. A
 // Host that is not valid is an error (net/http would send an empty one).
 func writeRequest(w *bufio.Writer, req *http.Request) error {
 	host := req.Host
@@ -63,8 +63,8 @@ func writeRequest(w *bufio.Writer, req *http.Request) error {
 			}
 		}
 	}
-	w.WriteString("\r\n")
-	return w.Flush()
+	_, err := w.WriteString("\r\n")
+	return err
 }
 
 // writeRequestURI writes the request target: the escaped path (or "/")
