@@ -276,35 +276,48 @@ func newConn(c *Client, addr string, nc net.Conn) *conn {
 	cn.src = headLimiter{r: nc, n: -1}
 	cn.br = bufio.NewReaderSize(&cn.src, 4<<10)
 	cn.sink.conn = nc
-	cn.sink.waiter, _ = nc.(*tcpconn.Conn)
+	if tc, ok := nc.(*tcpconn.Conn); ok {
+		cn.sink.waiter = tc
+	}
 	cn.bw = bufio.NewWriterSize(&cn.sink, 4<<10)
 	return cn
 }
 
-// requestSink is the writer under a connection's bufio.Writer. The flush
-// that ends a request head waits for the answer in the same call to the
-// poller (tcpconn.Conn.WriteThenWait), where the connection is plain TCP:
-// the head's read then takes one system call, not a first one that finds
+// requestSink is the writer under a connection's bufio.Writer. A request
+// written in one piece waits for the answer in the same call to the poller
+// (tcpconn.Conn.WriteThenWait), where the connection is plain TCP: the
+// head's read then takes one system call, not a first one that finds
 // nothing.
 type requestSink struct {
 	conn   net.Conn
-	waiter *tcpconn.Conn // nil when conn is not plain TCP
-	last   bool          // the next write ends the request
+	waiter answerWaiter // nil when conn is not plain TCP
+	pieces int          // writes of the request so far
+	whole  bool         // the next write is the whole request
 }
 
 func (s *requestSink) Write(p []byte) (int, error) {
-	if s.last && s.waiter != nil {
-		s.last = false
+	if s.whole && s.waiter != nil {
+		s.whole = false
 		return s.waiter.WriteThenWait(p)
 	}
+	s.pieces++
 	return s.conn.Write(p)
 }
 
+// answerWaiter is a connection whose write can wait for the answer
+// (tcpconn.Conn).
+type answerWaiter interface {
+	WriteThenWait(p []byte) (int, error)
+}
+
 // flushRequest sends what the buffer holds of a request, the end of it.
+// Only a request sent in one piece waits with its write: after a first
+// piece of a large head the member may have answered already (a 431, say),
+// and WriteThenWait would forget that answer's readiness.
 func (cn *conn) flushRequest() error {
-	cn.sink.last = true
+	cn.sink.whole = cn.sink.pieces == 0
 	err := cn.bw.Flush()
-	cn.sink.last = false
+	cn.sink.whole, cn.sink.pieces = false, 0
 	return err
 }
 

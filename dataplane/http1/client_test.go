@@ -881,3 +881,44 @@ func TestRequestEndsWithWait(t *testing.T) {
 	}
 	cn.Close()
 }
+
+// recordingWaiter records the writes that would wait for the answer.
+type recordingWaiter struct{ writes []int }
+
+func (w *recordingWaiter) WriteThenWait(p []byte) (int, error) {
+	w.writes = append(w.writes, len(p))
+	return len(p), nil
+}
+
+// TestOnlyWholeRequestsWait checks which writes wait for the answer: the
+// one that sends a whole request, never the last piece of a head too large
+// for the buffer, whose member may have answered its first piece.
+func TestOnlyWholeRequestsWait(t *testing.T) {
+	waiter := &recordingWaiter{}
+	cn := &conn{sink: requestSink{conn: discardConn{}, waiter: waiter}}
+	cn.bw = bufio.NewWriterSize(&cn.sink, 4<<10)
+	// One connection's requests in turn: the count of pieces starts
+	// again for each.
+	for i, tc := range []struct {
+		field     int
+		wantWaits int
+	}{{10 << 10, 0}, {100, 1}, {10 << 10, 0}, {100, 1}} {
+		req, _ := http.NewRequest("GET", "http://member.test/", nil)
+		req.Header.Set("X-Field", strings.Repeat("v", tc.field))
+		waiter.writes = nil
+		if err := writeRequest(cn.bw, req); err != nil {
+			t.Fatal(err)
+		}
+		if err := cn.flushRequest(); err != nil {
+			t.Fatal(err)
+		}
+		if len(waiter.writes) != tc.wantWaits {
+			t.Errorf("request %d, a %d-byte field: writes that wait %v, want %d", i, tc.field, waiter.writes, tc.wantWaits)
+		}
+	}
+}
+
+// discardConn is a net.Conn whose writes succeed and go nowhere.
+type discardConn struct{ net.Conn }
+
+func (discardConn) Write(p []byte) (int, error) { return len(p), nil }

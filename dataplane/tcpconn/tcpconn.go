@@ -16,6 +16,13 @@
 // byte of the answer arrives after that, and its readiness is kept. The
 // next Read then finds the answer with one read. nginx gets the same from
 // epoll: it reads a member only once epoll reported data.
+//
+// The wait is safe only where what is awaited cannot arrive before the
+// write: an answer to it. Bytes already in the socket when the call begins
+// are not reported; they are read with the answer, once it comes. So it
+// does not suit a server writing an answer and then waiting for the next
+// request, which a pipelining client may have sent already, nor the last
+// piece of a request whose first pieces the member may have answered.
 package tcpconn
 
 import (
