@@ -253,19 +253,23 @@ func TestOnlyTheLeaderReports(t *testing.T) {
 	if r.count() != 0 {
 		t.Fatalf("%d reports before leading", r.count())
 	}
+	// The first build's outcome may reach the reporters after the lead
+	// is taken, and be reported too: counts from here are relative.
 	c.SetLeader(true)
-	eventually(t, "a report as leader", func() bool { return r.count() == 1 })
-	if w.count() != 2 {
-		t.Errorf("%d builds, want 2: becoming the leader rebuilds", w.count())
-	}
+	eventually(t, "the rebuild on taking the lead", func() bool { return w.count() == 2 })
+	eventually(t, "a report as leader", func() bool { return r.count() >= 1 })
 	c.SetLeader(false)
 	eventually(t, "the rebuild after losing the lead", func() bool { return w.count() == 3 })
 	eventually(t, "the reporters forgetting what they reported", func() bool { return r.forgotten() == 1 })
-	if r.count() != 1 {
-		t.Errorf("%d reports after losing the lead, want 1", r.count())
+	reported := r.count()
+	c.SetLeader(false) // one more rebuild, still not leading
+	eventually(t, "the rebuild while not leading", func() bool { return w.count() == 4 })
+	time.Sleep(50 * time.Millisecond) // time for a wrong report to arrive
+	if r.count() != reported {
+		t.Errorf("%d reports after a rebuild while not leading, want %d", r.count(), reported)
 	}
 	c.SetLeader(true)
-	eventually(t, "a report after leading again", func() bool { return r.count() == 2 })
+	eventually(t, "a report after leading again", func() bool { return r.count() > reported })
 }
 
 // TestResyncSendsTheLatestMembers: while ramjetd refuses the configuration,
