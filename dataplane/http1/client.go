@@ -292,11 +292,11 @@ type requestSink struct {
 	conn   net.Conn
 	waiter answerWaiter // nil when conn is not plain TCP
 	pieces int          // writes of the request so far
-	whole  bool         // the next write is the whole request
+	whole  bool         // the next write is the whole request, to a waiter
 }
 
 func (s *requestSink) Write(p []byte) (int, error) {
-	if s.whole && s.waiter != nil {
+	if s.whole {
 		s.whole = false
 		return s.waiter.WriteThenWait(p)
 	}
@@ -315,7 +315,7 @@ type answerWaiter interface {
 // piece of a large head the member may have answered already (a 431, say),
 // and WriteThenWait would forget that answer's readiness.
 func (cn *conn) flushRequest() error {
-	cn.sink.whole = cn.sink.pieces == 0
+	cn.sink.whole = cn.sink.waiter != nil && cn.sink.pieces == 0
 	err := cn.bw.Flush()
 	cn.sink.whole, cn.sink.pieces = false, 0
 	return err

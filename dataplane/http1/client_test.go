@@ -875,11 +875,15 @@ func TestRequestEndsWithWait(t *testing.T) {
 		}
 	}
 	h, _ := c.hosts.Load(strings.TrimPrefix(srv.URL, "http://"))
-	cn := <-h.(*host).idle
-	if cn.sink.waiter == nil {
-		t.Errorf("a plain TCP connection (%T) does not wait for the answer with its write", cn.Conn)
+	select {
+	case cn := <-h.(*host).idle:
+		if cn.sink.waiter == nil {
+			t.Errorf("a plain TCP connection (%T) does not wait for the answer with its write", cn.Conn)
+		}
+		cn.Close()
+	default:
+		t.Fatal("no idle connection after the requests")
 	}
-	cn.Close()
 }
 
 // recordingWaiter records the writes that would wait for the answer.

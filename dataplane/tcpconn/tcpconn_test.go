@@ -98,9 +98,9 @@ func TestWrap(t *testing.T) {
 	if got := Wrap(a); got != a {
 		t.Errorf("Wrap of a pipe = %T, want the pipe itself", got)
 	}
-	c, _ := pair(t)
-	if c.TCPConn == nil {
-		t.Error("Wrap of a TCP connection holds no TCPConn")
+	_, tc := pair(t)
+	if w, ok := Wrap(tc).(*Conn); !ok || w.TCPConn != tc {
+		t.Errorf("Wrap of a TCP connection = %T, want a *Conn over it", Wrap(tc))
 	}
 }
 
