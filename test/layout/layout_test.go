@@ -1,5 +1,5 @@
 // Package layout checks rules of the repository's shape that the compiler
-// does not: which packages may import what.
+// does not: which packages may import what, and what git may track.
 package layout
 
 import (
