@@ -88,6 +88,19 @@ type Limits struct {
 	// HTTP2MaxConcurrentStreams bounds the streams of one HTTP/2
 	// connection. Zero means 128.
 	HTTP2MaxConcurrentStreams uint32 `yaml:"http2_max_concurrent_streams,omitempty" json:"http2_max_concurrent_streams,omitempty"`
+	// SendTimeout bounds each write of an answer to the client (nginx's
+	// send_timeout): a client that takes nothing for this long has its
+	// connection (HTTP/1.x) or stream (HTTP/2) ended, and the member's
+	// connection with it. Zero means 60s.
+	SendTimeout Duration `yaml:"send_timeout,omitempty" json:"send_timeout,omitempty"`
+	// LingeringTime bounds the drain of a request body that ramjetd
+	// answered without reading (nginx's lingering_time): after such an
+	// answer the connection closes, and what the client still sends is
+	// read and dropped for at most this long. Zero means 30s.
+	LingeringTime Duration `yaml:"lingering_time,omitempty" json:"lingering_time,omitempty"`
+	// LingeringTimeout ends that drain when nothing arrives for this long
+	// (nginx's lingering_timeout). Zero means 5s.
+	LingeringTimeout Duration `yaml:"lingering_timeout,omitempty" json:"lingering_timeout,omitempty"`
 }
 
 // Tenant groups applications and the pools their routes use. Pool names are

@@ -21,6 +21,9 @@ const (
 	DefaultReadBodyTimeout           = 60 * time.Second
 	DefaultMaxRequestBodyBytes       = 10 << 20
 	DefaultHTTP2MaxConcurrentStreams = 128
+	DefaultSendTimeout               = 60 * time.Second
+	DefaultLingeringTime             = 30 * time.Second
+	DefaultLingeringTimeout          = 5 * time.Second
 	DefaultRetries                   = 2
 	MaxRetries                       = 10
 	DefaultConnectTimeout            = 5 * time.Second
@@ -196,6 +199,15 @@ func (lim *Limits) validate(l *errorList) {
 	}
 	if lim.ReadBodyTimeout.Std() > time.Hour {
 		l.add("server.limits.read_body_timeout", "must be at most 1h")
+	}
+	if lim.SendTimeout.Std() > time.Hour {
+		l.add("server.limits.send_timeout", "must be at most 1h")
+	}
+	if lim.LingeringTime.Std() > 5*time.Minute {
+		l.add("server.limits.lingering_time", "must be at most 5m")
+	}
+	if lim.LingeringTimeout.Std() > lim.LingeringTime.Or(DefaultLingeringTime) {
+		l.add("server.limits.lingering_timeout", "must be at most lingering_time (%s)", lim.LingeringTime.Or(DefaultLingeringTime))
 	}
 	if lim.HTTP2MaxConcurrentStreams > 10000 {
 		l.add("server.limits.http2_max_concurrent_streams", "must be 1..10000")

@@ -156,6 +156,21 @@ func TestValidateRules(t *testing.T) {
 		{"idle_timeout above 1h", func(c *config.Config) { c.Server.Limits.IdleTimeout = config.Duration(time.Hour + time.Second) },
 			[]wantErr{{"server.limits.idle_timeout", "must be at most 1h"}}},
 		{"idle_timeout 1h", func(c *config.Config) { c.Server.Limits.IdleTimeout = config.Duration(time.Hour) }, nil},
+		{"send_timeout above 1h", func(c *config.Config) { c.Server.Limits.SendTimeout = config.Duration(time.Hour + time.Second) },
+			[]wantErr{{"server.limits.send_timeout", "must be at most 1h"}}},
+		{"lingering_time above 5m", func(c *config.Config) { c.Server.Limits.LingeringTime = config.Duration(5*time.Minute + time.Second) },
+			[]wantErr{{"server.limits.lingering_time", "must be at most 5m"}}},
+		{"lingering_timeout above the default lingering_time", func(c *config.Config) { c.Server.Limits.LingeringTimeout = config.Duration(31 * time.Second) },
+			[]wantErr{{"server.limits.lingering_timeout", "must be at most lingering_time (30s)"}}},
+		{"lingering_timeout above lingering_time", func(c *config.Config) {
+			c.Server.Limits.LingeringTime = config.Duration(2 * time.Second)
+			c.Server.Limits.LingeringTimeout = config.Duration(3 * time.Second)
+		}, []wantErr{{"server.limits.lingering_timeout", "must be at most lingering_time (2s)"}}},
+		{"lingering bounds within limits", func(c *config.Config) {
+			c.Server.Limits.LingeringTime = config.Duration(time.Minute)
+			c.Server.Limits.LingeringTimeout = config.Duration(10 * time.Second)
+			c.Server.Limits.SendTimeout = config.Duration(time.Hour)
+		}, nil},
 		{"http2_max_concurrent_streams above 10000", func(c *config.Config) { c.Server.Limits.HTTP2MaxConcurrentStreams = 10001 },
 			[]wantErr{{"server.limits.http2_max_concurrent_streams", "must be 1..10000"}}},
 		{"http2_max_concurrent_streams 10000", func(c *config.Config) { c.Server.Limits.HTTP2MaxConcurrentStreams = 10000 }, nil},

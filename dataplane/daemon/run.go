@@ -20,6 +20,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/dataplane/http1"
 	"github.com/ramjet-dev/ramjet/dataplane/listener"
+	"github.com/ramjet-dev/ramjet/dataplane/metrics"
 )
 
 // Start binds the admin socket, the listeners and the health listener and
@@ -155,7 +156,16 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 	_, port, _ := net.SplitHostPort(inner.Addr().String())
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
-	ln := listener.Plain(inner, guardHead)
+	guard := listener.Limits{
+		MaxHeadBytes: guardHead,
+		SendTimeout:  lim.SendTimeout.Or(config.DefaultSendTimeout),
+		Linger: listener.Linger{
+			Time:    lim.LingeringTime.Or(config.DefaultLingeringTime),
+			Timeout: lim.LingeringTimeout.Or(config.DefaultLingeringTimeout),
+		},
+		Observer: connObserver{d.metrics},
+	}
+	ln := listener.Plain(inner, guard)
 	if cfg.TLS != nil {
 		protocols.SetHTTP2(true)
 		tlsConfig := &tls.Config{
@@ -163,9 +173,9 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 			NextProtos:     []string{"h2", "http/1.1"},
 			GetCertificate: d.certificateFor(name),
 		}
-		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), guardHead)
+		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), guard)
 	}
-	handler := &entry{d: d, tls: cfg.TLS != nil, port: port}
+	handler := &entry{d: d, tls: cfg.TLS != nil, port: port, sendTimeout: guard.SendTimeout}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout),
@@ -175,6 +185,10 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 		Protocols:         protocols,
 		HTTP2: &http.HTTP2Config{
 			MaxConcurrentStreams: int(orUint32(lim.HTTP2MaxConcurrentStreams, config.DefaultHTTP2MaxConcurrentStreams)),
+			// A client that takes nothing of the connection for the send
+			// timeout loses it; one that opens no window for a stream
+			// loses the stream (recorder.send).
+			WriteByteTimeout: guard.SendTimeout,
 		},
 		ErrorLog: quietLog(d.log),
 	}
@@ -273,4 +287,13 @@ func orUint32(v, def uint32) uint32 {
 		return def
 	}
 	return v
+}
+
+// connObserver counts what the listeners' Guards did to connections.
+type connObserver struct{ m *metrics.Metrics }
+
+func (o connObserver) SendTimedOut() { o.m.SendTimeouts.Inc() }
+
+func (o connObserver) Lingered(end listener.LingerEnd) {
+	o.m.LingeringCloses.WithLabelValues(end.String()).Inc()
 }

@@ -1,10 +1,12 @@
 package daemon
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ramjet-dev/ramjet/dataplane/exchange"
@@ -19,51 +21,67 @@ type entry struct {
 	d    *Daemon
 	tls  bool
 	port string
+	// sendTimeout bounds each write of an HTTP/2 answer; HTTP/1.x
+	// connections have it from their listener.Guard.
+	sendTimeout time.Duration
 }
 
 func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if g := listener.FromContext(r.Context()); g != nil {
-		if err := g.Verdict(); err != nil {
-			w.Header().Set("Connection", "close")
-			http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-	}
-	if r.Method == http.MethodConnect {
-		w.Header().Set("Connection", "close")
-		http.Error(w, "Method Not Allowed: ramjetd is not a forward proxy", http.StatusMethodNotAllowed)
+	gen := e.d.current.Load()
+	rec := e.d.recorders.Get().(*recorder)
+	rec.start(w, r, gen.bodyTimeout, e.sendTimeout)
+	defer e.release(rec)
+	e.serve(rec, r, gen)
+	rec.completed = true
+}
+
+// serve answers r with the generation gen.
+func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
+	if status, reason := refusal(r); status != 0 {
+		// Nothing after this request can be trusted: the connection
+		// closes after the answer.
+		rec.guard, rec.closing = listener.FromContext(r.Context()), true
+		http.Error(rec, http.StatusText(status)+": "+reason, status)
 		return
 	}
 	path, err := router.NormalizePath(requestPath(r))
 	if err != nil {
-		http.Error(w, "Bad Request: "+err.Error(), http.StatusBadRequest)
+		http.Error(rec, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	gen := e.d.current.Load()
 	rt, captures, ok := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
 	if !ok {
 		rt = e.d.unknownHost
 	}
 	x := e.d.exchanges.Get().(*exchange.Request)
 	e.fill(x, gen, r, path, captures)
-	rec := e.d.recorders.Get().(*recorder)
-	rec.ResponseWriter = w
 	// An HTTP/1.1 upgrade that does not switch protocols closes the
 	// connection after the answer: the framing guard stopped following the
 	// stream at the upgrade, so nothing more may be read from it.
 	rec.closeUnlessSwitched = r.ProtoMajor == 1 && isUpgrade(r.Header)
-	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-		r.Body = &timedBody{body: r.Body, rc: http.NewResponseController(w), timeout: gen.bodyTimeout}
-	}
 	start := time.Now()
 	e.d.metrics.InFlight.Inc()
-	defer e.finish(rt, x, rec, start)
+	defer e.finish(rt, x, start, rec)
 	rt.handler.Serve(rec, x)
 }
 
+// refusal returns the status and reason of a request refused before
+// routing: framing the guard found ambiguous, and CONNECT.
+func refusal(r *http.Request) (int, string) {
+	if g := listener.FromContext(r.Context()); g != nil {
+		if err := g.Verdict(); err != nil {
+			return http.StatusBadRequest, err.Error()
+		}
+	}
+	if r.Method == http.MethodConnect {
+		return http.StatusMethodNotAllowed, "ramjetd is not a forward proxy"
+	}
+	return 0, ""
+}
+
 // finish accounts for a request, also one that ended in a panic (an aborted
-// response), and returns the per-request objects to their pools.
-func (e *entry) finish(rt *route, x *exchange.Request, rec *recorder, start time.Time) {
+// response), and returns the exchange to its pool.
+func (e *entry) finish(rt *route, x *exchange.Request, start time.Time, rec *recorder) {
 	e.d.metrics.InFlight.Dec()
 	status := rec.status
 	if status == 0 {
@@ -77,6 +95,16 @@ func (e *entry) finish(rt *route, x *exchange.Request, rec *recorder, start time
 	}
 	x.Reset()
 	e.d.exchanges.Put(x)
+}
+
+// release ends the request's part of the connection or stream (see
+// recorder.settle and recorder.endWatch) and returns the recorder to its
+// pool.
+func (e *entry) release(rec *recorder) {
+	if rec.endWatch() {
+		e.d.metrics.SendTimeouts.Inc()
+	}
+	rec.settle()
 	*rec = recorder{}
 	e.d.recorders.Put(rec)
 }
@@ -182,59 +210,159 @@ func isUpgrade(h http.Header) bool {
 	return false
 }
 
-// timedBody bounds the wait for each read of a request body, as nginx's
-// client_body_timeout: a client that announces a body and trickles it (or
-// sends nothing) holds a request only that long.
-type timedBody struct {
+// clientBody is a request body as handlers read it. Each read waits at
+// most read_body_timeout (nginx's client_body_timeout): a client that
+// announces a body and trickles it, or sends nothing, holds its request
+// only that long. It knows whether the body was read to its end (a read
+// that failed, on a timeout say, leaves the rest of it unread), and stop
+// ends reading it for good. The transport that streams it to a member may
+// read it from another goroutine.
+type clientBody struct {
 	body    io.ReadCloser
 	rc      *http.ResponseController
 	timeout time.Duration
+	read    atomic.Bool // read to its end (io.EOF)
+	stopped atomic.Bool
 }
 
-func (b *timedBody) Read(p []byte) (int, error) {
-	b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+// errBodyStopped is what reads of a body get once the answer has been sent
+// without it.
+var errBodyStopped = errors.New("the request was answered before its body was read")
+
+func (b *clientBody) Read(p []byte) (int, error) {
+	if b.stopped.Load() {
+		return 0, errBodyStopped
+	}
+	b.readDeadline(time.Now().Add(b.timeout))
 	n, err := b.body.Read(p)
-	if err != nil {
+	if err == io.EOF {
+		b.read.Store(true)
 		// The body is over: net/http's own read of the connection (which
 		// notices a client going away while the answer streams) must not
 		// inherit the deadline, or a long answer would be cut.
-		b.rc.SetReadDeadline(time.Time{})
+		b.readDeadline(time.Time{})
 	}
 	return n, err
 }
 
-func (b *timedBody) Close() error {
-	b.rc.SetReadDeadline(time.Time{})
+func (b *clientBody) Close() error {
+	b.readDeadline(time.Time{})
 	return b.body.Close()
 }
 
+// readDeadline sets the connection's read deadline, unless stop has ended
+// the body: then the deadline stays in the past, whichever of the two set
+// it last.
+func (b *clientBody) readDeadline(t time.Time) {
+	b.rc.SetReadDeadline(t)
+	if b.stopped.Load() {
+		b.rc.SetReadDeadline(longAgo())
+	}
+}
+
+// stop ends the body for good: reads fail, and so does the read net/http
+// makes, after the handler, to discard what is left of it.
+func (b *clientBody) stop() {
+	b.stopped.Store(true)
+	b.rc.SetReadDeadline(longAgo())
+}
+
+// longAgo is a deadline in the past: reads fail at once.
+func longAgo() time.Time { return time.Unix(1, 0) }
+
 // recorder is the ResponseWriter handlers see: it remembers the status and
-// the bytes written, and lets http.ResponseController reach the server's
-// writer (flushes, hijacking).
+// the bytes written, lets http.ResponseController reach the server's writer
+// (flushes, hijacking), ends the connection of an answer sent before its
+// request's body was read (settle), and bounds the writes of HTTP/2 answers
+// by the send timeout.
 type recorder struct {
 	http.ResponseWriter
 	status              int
 	written             int64
 	closeUnlessSwitched bool
+
+	rc   *http.ResponseController // for requests with a body, and HTTP/2
+	body *clientBody              // the request's body; nil without one
+	// guard is the HTTP/1.x connection's, for requests with a body or
+	// refused.
+	guard *listener.Guard
+	// closing is set when the answer closes an HTTP/1.x connection whose
+	// stream may hold more than was read: a request body nobody read to
+	// its end, or anything after a refused request.
+	closing bool
+	// watch bounds the writes of an HTTP/2 answer by the send timeout;
+	// HTTP/1.x connections have theirs from their Guard.
+	watch *sendWatch
+	// completed is set when the handler returned without a panic.
+	completed bool
 }
 
-func (r *recorder) WriteHeader(code int) {
-	if r.status == 0 && code >= 200 {
-		r.status = code
-		if r.closeUnlessSwitched {
-			r.Header().Set("Connection", "close")
+// start prepares the recorder for the request r answered through w. A
+// request without a body over HTTP/1.x, the common case, needs nothing
+// more.
+func (rec *recorder) start(w http.ResponseWriter, r *http.Request, bodyTimeout, sendTimeout time.Duration) {
+	rec.ResponseWriter = w
+	hasBody := r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0
+	if !hasBody && r.ProtoMajor == 1 {
+		return
+	}
+	rec.rc = http.NewResponseController(w)
+	if hasBody {
+		rec.body = &clientBody{body: r.Body, rc: rec.rc, timeout: bodyTimeout}
+		r.Body = rec.body
+	}
+	if r.ProtoMajor == 1 {
+		rec.guard = listener.FromContext(r.Context())
+	} else if sendTimeout > 0 {
+		rec.watch = newSendWatch(rec.rc, sendTimeout)
+	}
+}
+
+func (rec *recorder) WriteHeader(code int) {
+	if rec.status == 0 && code >= 200 {
+		rec.status = code
+		if rec.body != nil && rec.guard != nil && !rec.body.read.Load() {
+			// An early answer: it goes out at once, without the
+			// 100 Continue a client may be waiting for, and the
+			// connection closes after it (settle).
+			rec.closing = true
+		}
+		if rec.closing || rec.closeUnlessSwitched {
+			rec.Header().Set("Connection", "close")
 		}
 	}
-	r.ResponseWriter.WriteHeader(code)
+	rec.ResponseWriter.WriteHeader(code)
 }
 
-func (r *recorder) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.WriteHeader(http.StatusOK)
+func (rec *recorder) Write(p []byte) (int, error) {
+	if rec.status == 0 {
+		rec.WriteHeader(http.StatusOK)
 	}
-	n, err := r.ResponseWriter.Write(p)
-	r.written += int64(n)
+	if rec.watch != nil {
+		rec.watch.begin()
+	}
+	n, err := rec.ResponseWriter.Write(p)
+	if rec.watch != nil {
+		rec.watch.done(err)
+	}
+	rec.written += int64(n)
 	return n, err
+}
+
+// settle runs when the handler has returned, before net/http finishes the
+// answer. After an answer that closes the connection with the stream not
+// read to its end, net/http would go on reading the request body, without a
+// bound, before it closes: that read is ended at once, and the Guard closes
+// the connection with a lingering close instead, bounded by lingering_time
+// and lingering_timeout.
+func (rec *recorder) settle() {
+	if !rec.closing || rec.guard == nil {
+		return
+	}
+	rec.guard.LingerOnClose()
+	if rec.body != nil {
+		rec.body.stop()
+	}
 }
 
 // RecordStatus keeps a status that is not written: 499 for a client that
@@ -247,9 +375,28 @@ func (r *recorder) RecordStatus(code int) {
 
 // Flush sends buffered data to the client.
 func (r *recorder) Flush() {
+	if r.watch != nil {
+		r.watch.begin()
+		r.watch.done(r.rc.Flush())
+		return
+	}
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// endWatch ends the send timeout's watch of an HTTP/2 answer, and reports
+// whether the timeout cut the answer. What the server still holds of a complete
+// answer is flushed under the watch first: net/http would flush it after
+// the handler, unbounded.
+func (r *recorder) endWatch() (cut bool) {
+	if r.watch == nil {
+		return false
+	}
+	if r.completed && r.written > 0 {
+		r.Flush()
+	}
+	return r.watch.end()
 }
 
 // Unwrap returns the server's ResponseWriter.

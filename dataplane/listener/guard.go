@@ -37,25 +37,32 @@ const defaultMaxHead = 1<<20 + 4096
 // Guard is a net.Conn that passes an HTTP/1.x request stream through
 // unchanged while following where each request begins and ends, and keeps a
 // verdict on the framing of each request for Verdict.
+//
+// A Guard also applies the connection's Limits: the send timeout on every
+// write, and the lingering close after an answer sent before the request's
+// body was read (LingerOnClose).
 type Guard struct {
 	conn   net.Conn
 	tls    *tls.ConnectionState
 	t      tracker
 	asked  atomic.Uint64 // Verdict calls so far
 	unread []byte        // given back by Unread, read before the connection
+	lim    Limits
+
+	send         sendDeadline
+	sendTimedOut atomic.Bool
+	linger       atomic.Bool // set by LingerOnClose
 }
 
 // NewGuard wraps c, which must carry plaintext HTTP/1.x (a TCP connection or
-// a TLS connection after its handshake). A request head longer than
-// maxHeadBytes (net/http allows its Server.MaxHeaderBytes plus 4096; zero or
-// less means net/http's default) is not followed: Verdict refuses that
-// request and every later one.
-func NewGuard(c net.Conn, maxHeadBytes int) *Guard {
-	if maxHeadBytes <= 0 {
-		maxHeadBytes = defaultMaxHead
+// a TLS connection after its handshake), and applies lim to it.
+func NewGuard(c net.Conn, lim Limits) *Guard {
+	if lim.MaxHeadBytes <= 0 {
+		lim.MaxHeadBytes = defaultMaxHead
 	}
-	g := &Guard{conn: c}
-	g.t.max = maxHeadBytes
+	g := &Guard{conn: c, lim: lim}
+	g.t.max = lim.MaxHeadBytes
+	g.send.start(lim.SendTimeout, c.SetWriteDeadline)
 	return g
 }
 
@@ -102,19 +109,30 @@ func (g *Guard) TLS() *tls.ConnectionState {
 	return g.tls
 }
 
-// Write writes to the wrapped connection.
+// Write writes to the wrapped connection within the send timeout.
 func (g *Guard) Write(p []byte) (int, error) {
-	return g.conn.Write(p)
+	g.send.arm()
+	n, err := g.conn.Write(p)
+	g.sent(err)
+	return n, err
 }
 
-// WriteBuffers writes v to the wrapped connection, with one writev system
-// call where it is a TCP connection (net.Buffers).
+// WriteBuffers writes v to the wrapped connection within the send timeout,
+// with one writev system call where it is a TCP connection (net.Buffers).
 func (g *Guard) WriteBuffers(v *net.Buffers) (int64, error) {
-	return v.WriteTo(g.conn)
+	g.send.arm()
+	n, err := v.WriteTo(g.conn)
+	g.sent(err)
+	return n, err
 }
 
-// Close closes the wrapped connection.
+// Close closes the wrapped connection, lingering first when LingerOnClose
+// asked for it. Only the first Close lingers: another one, from a server's
+// shutdown, say, closes the connection at once and so ends the linger.
 func (g *Guard) Close() error {
+	if g.linger.CompareAndSwap(true, false) && g.lim.Linger.Time > 0 {
+		return g.lingeringClose()
+	}
 	return g.conn.Close()
 }
 
@@ -138,8 +156,10 @@ func (g *Guard) RemoteAddr() net.Addr {
 	return g.conn.RemoteAddr()
 }
 
-// SetDeadline sets the read and write deadlines of the wrapped connection.
+// SetDeadline sets the read and write deadlines of the wrapped connection;
+// the next write sets the send timeout's deadline again.
 func (g *Guard) SetDeadline(t time.Time) error {
+	g.send.reset()
 	return g.conn.SetDeadline(t)
 }
 
@@ -148,8 +168,11 @@ func (g *Guard) SetReadDeadline(t time.Time) error {
 	return g.conn.SetReadDeadline(t)
 }
 
-// SetWriteDeadline sets the write deadline of the wrapped connection.
+// SetWriteDeadline sets the write deadline of the wrapped connection; the
+// next write sets the send timeout's deadline again (net/http clears the
+// deadline after each request).
 func (g *Guard) SetWriteDeadline(t time.Time) error {
+	g.send.reset()
 	return g.conn.SetWriteDeadline(t)
 }
 

@@ -12,7 +12,7 @@ import (
 func TestUnread(t *testing.T) {
 	client, server := net.Pipe()
 	defer client.Close()
-	g := NewGuard(server, 0)
+	g := NewGuard(server, Limits{})
 	defer g.Close()
 	go io.WriteString(client, get+postCL)
 	buf := make([]byte, len(get)+len(postCL))
@@ -42,7 +42,7 @@ func TestUnread(t *testing.T) {
 func TestCarriesHTTP1(t *testing.T) {
 	c, _ := net.Pipe()
 	defer c.Close()
-	g := NewGuard(c, 0)
+	g := NewGuard(c, Limits{})
 	for _, tt := range []struct {
 		conn net.Conn
 		want bool

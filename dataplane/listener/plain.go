@@ -3,14 +3,14 @@ package listener
 import "net"
 
 // Plain returns a listener that wraps every connection inner accepts in a
-// Guard with the given head limit (see NewGuard).
-func Plain(inner net.Listener, maxHeadBytes int) net.Listener {
-	return plainListener{Listener: inner, maxHead: maxHeadBytes}
+// Guard with the given limits (see NewGuard).
+func Plain(inner net.Listener, lim Limits) net.Listener {
+	return plainListener{Listener: inner, lim: lim}
 }
 
 type plainListener struct {
 	net.Listener
-	maxHead int
+	lim Limits
 }
 
 func (l plainListener) Accept() (net.Conn, error) {
@@ -18,5 +18,5 @@ func (l plainListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewGuard(c, l.maxHead), nil
+	return NewGuard(c, l.lim), nil
 }

@@ -83,7 +83,7 @@ func plainServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := listener.Plain(inner, maxHeaderBytes+4096)
+	l := listener.Plain(inner, listener.Limits{MaxHeadBytes: maxHeaderBytes + 4096})
 	serve(t, l)
 	return l.Addr().String()
 }

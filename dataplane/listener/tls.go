@@ -20,18 +20,18 @@ const plainHTTPReply = "HTTP/1.0 400 Bad Request\r\n" +
 type TLSOptions struct {
 	// HandshakeTimeout bounds each handshake; zero or less means no bound.
 	HandshakeTimeout time.Duration
-	// MaxHeadBytes is the head limit of the Guards (see NewGuard).
-	MaxHeadBytes int
+	// Guard is the limits of the Guards (see NewGuard).
+	Guard Limits
 	// OnHandshakeError, if not nil, is called with the error of each failed
 	// handshake (naming the client's address), from the handshake's
 	// goroutine. Handshakes cut short by Close are not reported.
 	OnHandshakeError func(error)
 }
 
-// TLS is NewTLS with the given handshake timeout and head limit and no
+// TLS is NewTLS with the given handshake timeout and Guard limits and no
 // handshake error callback.
-func TLS(inner net.Listener, cfg *tls.Config, handshakeTimeout time.Duration, maxHeadBytes int) net.Listener {
-	return NewTLS(inner, cfg, TLSOptions{HandshakeTimeout: handshakeTimeout, MaxHeadBytes: maxHeadBytes})
+func TLS(inner net.Listener, cfg *tls.Config, handshakeTimeout time.Duration, lim Limits) net.Listener {
+	return NewTLS(inner, cfg, TLSOptions{HandshakeTimeout: handshakeTimeout, Guard: lim})
 }
 
 // NewTLS returns a listener that completes the TLS handshake (with cfg,
@@ -145,7 +145,7 @@ func (l *tlsListener) wrap(tc *tls.Conn) net.Conn {
 	default:
 		return tc
 	}
-	g := NewGuard(tc, l.opts.MaxHeadBytes)
+	g := NewGuard(tc, l.opts.Guard)
 	g.tls = &state
 	return tlsGuard{g}
 }

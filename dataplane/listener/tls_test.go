@@ -97,7 +97,7 @@ func TestTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}
-	l := listener.TLS(inner, cfg, timeout, maxHeaderBytes+4096)
+	l := listener.TLS(inner, cfg, timeout, listener.Limits{MaxHeadBytes: maxHeaderBytes + 4096})
 	if got, want := l.Addr(), inner.Addr(); got != want {
 		t.Errorf("Addr: got %v, want %v", got, want)
 	}

@@ -204,7 +204,7 @@ func FuzzGuard(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data, cuts []byte) {
 		whole := newTracker(len(data) + 1)
 		whole.feed(data)
-		g := NewGuard(&scriptConn{reads: splitBy(data, cuts)}, len(data)+1)
+		g := NewGuard(&scriptConn{reads: splitBy(data, cuts)}, Limits{MaxHeadBytes: len(data) + 1})
 		if _, err := io.Copy(io.Discard, g); err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func FuzzGuard(f *testing.F) {
 // the guard must agree that the next request starts there.
 func checkAgainstNetHTTP(t *testing.T, data []byte) {
 	src := &countingReader{r: bytes.NewReader(data)}
-	g := NewGuard(&readerConn{r: src}, len(data)+1)
+	g := NewGuard(&readerConn{r: src}, Limits{MaxHeadBytes: len(data) + 1})
 	br := bufio.NewReader(g)
 	read := newTracker(len(data) + 1) // fed what net/http consumed
 	fed := 0
@@ -317,7 +317,7 @@ func BenchmarkGuardRead(b *testing.B) {
 		conn net.Conn
 	}{
 		{"bare", &loopConn{head: head}},
-		{"guard", NewGuard(&loopConn{head: head}, 0)},
+		{"guard", NewGuard(&loopConn{head: head}, Limits{})},
 	} {
 		b.Run(fmt.Sprintf("%s/%dB", bc.name, len(head)), func(b *testing.B) {
 			b.SetBytes(int64(len(head)))

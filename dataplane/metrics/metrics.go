@@ -34,6 +34,11 @@ type Metrics struct {
 	LastReload prometheus.Gauge
 	// MemberUpdates counts PUT /v1/upstreams/{pool} by result.
 	MemberUpdates *prometheus.CounterVec
+	// SendTimeouts counts answers cut by server.limits.send_timeout.
+	SendTimeouts prometheus.Counter
+	// LingeringCloses counts lingering closes by how they ended (the
+	// label values of listener.LingerEnd).
+	LingeringCloses *prometheus.CounterVec
 
 	// appCounters caches RequestCounters by tenant and application, so
 	// that a reload of thousands of applications does not look up six
@@ -81,11 +86,19 @@ func New() *Metrics {
 			Name: "ramjet_member_updates_total",
 			Help: "Member list updates through the admin API, by result.",
 		}, []string{"result"}),
+		SendTimeouts: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "ramjet_send_timeouts_total",
+			Help: "Answers cut because the client took nothing for server.limits.send_timeout; the client's connection (HTTP/1.x) or stream (HTTP/2) and the member's connection were released.",
+		}),
+		LingeringCloses: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ramjet_lingering_closes_total",
+			Help: "Connections closed after an answer sent before the request body was read, by how the drain of the body ended: client_closed, quiet (nothing for lingering_timeout) or time_up (lingering_time).",
+		}, []string{"end"}),
 		appCounters: map[[2]string]*[6]prometheus.Counter{},
 	}
 	m.Registry.MustRegister(
 		m.requests, m.upstreamLatency, m.InFlight, m.Reloads, m.ReloadFailures,
-		m.Generation, m.LastReload, m.MemberUpdates,
+		m.Generation, m.LastReload, m.MemberUpdates, m.SendTimeouts, m.LingeringCloses,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m
