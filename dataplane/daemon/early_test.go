@@ -163,6 +163,17 @@ func TestBodyReadIsNotEarly(t *testing.T) {
 			t.Fatalf("request %d: got %d %q, Connection: close %v; want 200 on a kept connection", i, resp.StatusCode, body, resp.Close)
 		}
 	}
+	// A body the member reads is asked for with 100 Continue.
+	io.WriteString(conn, "POST /x HTTP/1.1\r\nHost: app.test\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusContinue {
+		t.Fatalf("got %v %v, want 100 Continue before the body", resp, err)
+	}
+	io.WriteString(conn, "hello")
+	resp := readAnswer(t, br, conn, 5*time.Second)
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || resp.Close || string(body) != "b POST /x 5" {
+		t.Fatalf("after 100 Continue: got %d %q, Connection: close %v; want 200 on a kept connection", resp.StatusCode, body, resp.Close)
+	}
 }
 
 // dialListener connects to a listener of the daemon, with TLS for https.
