@@ -18,7 +18,8 @@ import (
 // targetsConfig gives every kind of answer ramjetd sends. app.test denies
 // /admin, redirects /old, answers /fixed itself, proxies /down to a member
 // that is not there, /empty to a pool without members, /h2c to a member
-// reached over h2c, and the rest to an HTTP/1.1 member. rw.test rewrites
+// reached over h2c, /named with a Server header of its own, and the rest
+// to an HTTP/1.1 member. rw.test rewrites
 // /rw/... to /... (as ingress-nginx's rewrite-target), secure.test
 // redirects to HTTPS, and h2c.test denies /admin before the h2c member.
 const targetsConfig = baseConfig + `
@@ -42,6 +43,9 @@ tenants:
             action: {pool: empty}
           - match: {path: {prefix: /h2c}}
             action: {pool: h2c}
+          - match: {path: {prefix: /named}}
+            action: {pool: p}
+            policies: {response_headers: {set: [{name: Server, value: shop}]}}
           - match: {path: {prefix: /}}
             action: {pool: p}
       rw:
@@ -325,6 +329,7 @@ func TestServerHeader(t *testing.T) {
 		via          path
 		host, target string
 	}
+	explicit := answer{"set by response_headers", 200, plain, "app.test", "/named"}
 	answers := []answer{
 		{"unknown host", 404, plain, "other.test", "/"},
 		{"redirect action", 301, plain, "app.test", "/old"},
@@ -362,6 +367,13 @@ func TestServerHeader(t *testing.T) {
 					}
 				})
 			}
+			t.Run(explicit.name, func(t *testing.T) {
+				resp := explicit.via.send(t, td, explicit.host, explicit.target)
+				readAll(t, resp)
+				if got, want := resp.Header.Values("Server"), []string{"shop"}; !slices.Equal(got, want) {
+					t.Errorf("Server %q, want %q: a route's explicit header wins", got, want)
+				}
+			})
 			t.Run("upgrade", func(t *testing.T) {
 				td.write(t, strings.Replace(targetsConfig, `"{{.Member}}"`, `"{{.Upgrading}}"`, 1), map[string]any{
 					"Upgrading": upgrading.addr, "H2C": h2cMember.addr, "Down": data["Down"], "Tokens": tokens})
