@@ -32,6 +32,11 @@ type Server struct {
 	TrustedProxies []string `yaml:"trusted_proxies,omitempty" json:"trusted_proxies,omitempty"`
 	// AccessLog logs one line per request at info level when true.
 	AccessLog bool `yaml:"access_log,omitempty" json:"access_log,omitempty"`
+	// ServerTokens, when true, gives every answer "Server: ramjet", without
+	// a version (ingress-nginx's server-tokens: "true"). False, the
+	// default, sends no Server header at all. The member's Server header
+	// is never passed on either way.
+	ServerTokens bool `yaml:"server_tokens,omitempty" json:"server_tokens,omitempty"`
 }
 
 // Listener is one address the proxy accepts requests on.

@@ -49,6 +49,7 @@ func TestDecodeFull(t *testing.T) {
 		{"http2_max_concurrent_streams", lim.HTTP2MaxConcurrentStreams, uint32(256)},
 		{"trusted_proxies", strings.Join(cfg.Server.TrustedProxies, ","), "10.0.0.0/8,192.168.1.7,fd00::/8,::ffff:172.16.0.1"},
 		{"access_log", cfg.Server.AccessLog, true},
+		{"server_tokens", cfg.Server.ServerTokens, true},
 
 		{"shop default route status", shop.DefaultRoute.Action.Respond.Status, 404},
 		{"shop default route content type", shop.DefaultRoute.Action.Respond.ContentType, "text/html; charset=utf-8"},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,9 @@ type entry struct {
 
 func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	gen := e.d.current.Load()
+	if gen.config.Server.ServerTokens {
+		w.Header().Set("Server", "ramjet")
+	}
 	rec := e.d.recorders.Get().(*recorder)
 	rec.start(w, r, gen.bodyTimeout, e.sendTimeout)
 	defer e.release(rec)
@@ -44,7 +48,10 @@ func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
 		http.Error(rec, http.StatusText(status)+": "+reason, status)
 		return
 	}
-	path, err := router.NormalizePath(requestPath(r))
+	path, err := cutFragment(r)
+	if err == nil {
+		path, err = router.NormalizePath(path)
+	}
 	if err != nil {
 		http.Error(rec, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
@@ -193,6 +200,33 @@ func requestPath(r *http.Request) string {
 	}
 	return r.URL.Path
 }
+
+// cutFragment ends the request target at its first "#", as nginx ends $uri
+// and $args there, and returns the path (see requestPath). net/http keeps
+// a fragment in the path or the query (a request target has none, so it
+// does not look for one): "/admin#x" would be matched as a path other
+// than /admin, and forwarded with the fragment percent-encoded. r.URL
+// becomes the target without its fragment, so that matching, every access
+// policy, rewrites, redirects and the member see one path; r.RequestURI
+// keeps the target as received (nginx's $request_uri). nginx forwards the
+// fragment when no rewrite applies; ramjetd never does, so that a member
+// cannot read in it a path that ramjetd did not match
+// ("/public#/../admin").
+func cutFragment(r *http.Request) (string, error) {
+	i := strings.IndexByte(r.RequestURI, '#')
+	if i < 0 {
+		return requestPath(r), nil
+	}
+	u, err := url.ParseRequestURI(r.RequestURI[:i])
+	if err != nil {
+		return "", errBadTarget
+	}
+	r.URL = u
+	return requestPath(r), nil
+}
+
+// errBadTarget answers a request target whose part before "#" is not one.
+var errBadTarget = errors.New("the request target is not valid")
 
 // isUpgrade reports whether a request asks to switch protocols, by the
 // rule the framing guard uses.

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httptrace"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -834,6 +835,52 @@ func rawServer(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) string {
 		}
 	})
 	return l.Addr().String()
+}
+
+// TestRequestLineAsTransport checks that the Client writes the request
+// line net/http's Transport writes for the same URL, for the forms ramjetd
+// forwards: an escaped path with its RawPath, a path sent verbatim through
+// Opaque (raw bytes a URI should carry encoded), a rewritten RawPath, and
+// raw bytes in the query.
+func TestRequestLineAsTransport(t *testing.T) {
+	urls := []struct {
+		name string
+		url  url.URL
+	}{
+		{"plain", url.URL{Path: "/a/b", RawQuery: "x=1"}},
+		{"RawPath kept", url.URL{Path: "/a/b c", RawPath: "/a%2Fb%20c"}},
+		{"raw bytes in Opaque", url.URL{Path: "/a\"b{c}|\xc3\xa9", Opaque: "/a\"b{c}|\xc3\xa9", RawQuery: "q"}},
+		{"RawPath with nginx's escapes", url.URL{Path: "/a\"b!'()*[]", RawPath: "/a%22b!'()*[]"}},
+		{"raw bytes in the query", url.URL{Path: "/q", RawQuery: "x=\"y\"&z={1}"}},
+		{"no path", url.URL{}},
+	}
+	for _, tt := range urls {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := make(chan string, 2)
+			addr := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+				line, _, _ := strings.Cut(readHead(br), "\r\n")
+				lines <- line
+				io.WriteString(c, "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+			})
+			tr := &http.Transport{}
+			t.Cleanup(tr.CloseIdleConnections)
+			var written []string // by the Client, then by the Transport
+			for _, rt := range []http.RoundTripper{newClient(t), tr} {
+				u := tt.url
+				u.Scheme, u.Host = "http", addr
+				req := &http.Request{Method: "GET", URL: &u, Header: http.Header{}, Host: "example.test"}
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				written = append(written, <-lines)
+			}
+			if written[0] != written[1] {
+				t.Errorf("request line %q, net/http's Transport writes %q", written[0], written[1])
+			}
+		})
+	}
 }
 
 // readHead reads a request head and returns it.

@@ -17,6 +17,7 @@ var (
 	errClientBody   = errors.New("the request body could not be read")
 	errBodyTimeout  = errors.New("the request body did not arrive in time")
 	errBadUpgrade   = errors.New("the backend did not switch to the protocol the request asked for")
+	errBadHead      = errors.New("the backend sent a malformed response head")
 )
 
 // writeError answers with the status that fits err and a short plain-text
@@ -53,7 +54,7 @@ func classify(err error) (int, string) {
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, errBodyTimeout):
 		return http.StatusRequestTimeout, err.Error()
-	case errors.Is(err, errGRPCToHTTP1), errors.Is(err, errBadUpgrade):
+	case errors.Is(err, errGRPCToHTTP1), errors.Is(err, errBadUpgrade), errors.Is(err, errBadHead):
 		return http.StatusBadGateway, err.Error()
 	case errors.As(err, &netErr) && netErr.Timeout():
 		if upstream.IsDialError(err) {

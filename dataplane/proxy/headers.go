@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/ramjet-dev/ramjet/dataplane/exchange"
 )
 
@@ -204,13 +206,15 @@ func newRequestID() string {
 }
 
 // copyResponseHeaders copies a member's response headers to the client's,
-// without hop-by-hop headers, and announces the trailers the member
+// without hop-by-hop headers and without the member's Server (what runs
+// behind ramjetd is nobody's business; dst holds ramjetd's own when
+// server_tokens asks for one), and announces the trailers the member
 // announced. Value slices are shared, not copied: src is the member's
 // response head, which nothing changes afterwards.
 func copyResponseHeaders(dst, src http.Header, trailer http.Header) {
 	removeConnectionNamed(src)
 	for k, vv := range src {
-		if isHopHeader(k) {
+		if isHopHeader(k) || k == "Server" {
 			continue
 		}
 		if prior, ok := dst[k]; ok {
@@ -227,6 +231,21 @@ func copyResponseHeaders(dst, src http.Header, trailer http.Header) {
 		names = append(names, k)
 	}
 	dst["Trailer"] = []string{strings.Join(names, ", ")}
+}
+
+// validFieldNames reports whether every field name of a member's head is
+// a token. net/http reads "Content-Length : 2" (space before the colon) as
+// a field named "Content-Length " instead of refusing the head, so the
+// length would be missed and the body read until the member closes; RFC
+// 9112 §5.1 has a proxy reject such a head or fix it, and nginx answers
+// 502 ("upstream sent invalid header"), as ramjetd does.
+func validFieldNames(h http.Header) bool {
+	for name := range h {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return false
+		}
+	}
+	return true
 }
 
 // copyTrailers sets the member's trailers on the client's response.

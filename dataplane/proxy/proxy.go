@@ -229,7 +229,9 @@ func (f *forwarding) prepare() error {
 	return nil
 }
 
-// setTargetURL sets u to the member's URL but its host.
+// setTargetURL sets u to the member's URL but its host: the path as the
+// client sent it, or the rewritten one (see target.go), and the query as
+// the client sent it.
 func (f *forwarding) setTargetURL(u *url.URL) {
 	*u = url.URL{Scheme: "http", RawQuery: f.x.HTTP.URL.RawQuery}
 	if f.pool.Scheme.UsesTLS() {
@@ -237,8 +239,12 @@ func (f *forwarding) setTargetURL(u *url.URL) {
 	}
 	if f.x.ForwardPath != "" {
 		u.Path = f.x.ForwardPath
-	} else {
-		u.Path, u.RawPath = f.x.HTTP.URL.Path, f.x.HTTP.URL.RawPath
+		u.RawPath = escapePath(u.Path)
+		return
+	}
+	u.Path, u.RawPath = f.x.HTTP.URL.Path, f.x.HTTP.URL.RawPath
+	if verbatimPath(u.RawPath) {
+		u.Opaque = u.RawPath
 	}
 }
 
@@ -273,6 +279,11 @@ func (f *forwarding) roundTrip(m *balancer.Member) (*http.Response, error) {
 	f.out.URL.Host = m.Address
 	start := time.Now()
 	resp, err := f.transport.RoundTrip(f.out)
+	if err == nil && !validFieldNames(resp.Header) {
+		// Closed before its end, the body closes the connection.
+		resp.Body.Close()
+		resp, err = nil, errBadHead
+	}
 	if err == nil && f.pool.Latency != nil {
 		f.pool.Latency.Observe(time.Since(start).Seconds())
 	}

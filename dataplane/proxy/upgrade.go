@@ -33,6 +33,10 @@ func (f *forwarding) upgrade(resp *http.Response) {
 		defer f.h.conns.track(client)()
 	}
 	removeHopHeaders(resp.Header)
+	delete(resp.Header, "Server")
+	if token, ok := f.w.Header()["Server"]; ok {
+		resp.Header["Server"] = token
+	}
 	resp.Header["Connection"] = []string{"Upgrade"}
 	resp.Header["Upgrade"] = []string{got}
 	resp.Body = nil
