@@ -183,7 +183,7 @@ func (r *reader) object(where string, u *unstructured.Unstructured, data []byte)
 			r.unreadable(where, "%s (%s) does not decode: %s; it is not translated", objectName(u), gvk.GroupVersion(), decodeProblem(u, err))
 			return
 		}
-		r.warn(where, "Ingress %s/%s is %s, which Kubernetes no longer serves; it is read as networking.k8s.io/v1", ing.Namespace, ing.Name, gvk.GroupVersion())
+		r.warn(where, "%s is %s, which Kubernetes no longer serves; it is read as networking.k8s.io/v1", objectName(u), gvk.GroupVersion())
 		obj = ing
 	}
 	if sec, ok := obj.(*corev1.Secret); ok {
