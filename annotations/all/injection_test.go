@@ -36,6 +36,7 @@ const marker = "Injected"
 var hostileValues = []string{
 	"a\r\nX-" + marker + ": 1",
 	"a\nX-" + marker,
+	"a,\r\n" + marker + "\r\n,\n", // line breaks around list entries: valid in a list key only
 	"a\x00" + marker,
 	`"` + marker + `"`,
 	"{" + marker + "}",
