@@ -26,9 +26,11 @@ func init() {
 					"A target with . or .. segments (/../admin, also percent-encoded) is invalid, as such a path is in a rule: ingress-nginx sends it as written, and the member resolves it to a path the route does not serve. " +
 					"The submatches are those of the route's own match, anchored at the start; nginx matches the path again, unanchored, which differs only for paths that match at several places."},
 			{Name: "use-regex", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeHost, Default: "false",
-				Doc: "Makes the paths regexes (case-insensitive, anchored at the start); the owning namespace switches the whole host.",
+				Doc: "Makes the paths regexes (case-insensitive, anchored at the start), Exact ones included; the owning namespace switches the whole host.",
 				Differs: "Regexes are RE2 (no lookaround or backreferences) and every alternative is anchored. A regex path holding a control character (a line break, a tab) is not served, as any other path (nginx would match it against the decoded path). Only the namespace that owns the host switches it to regex mode, " +
-					"and there the paths of objects that did not ask for regexes are matched literally; Exact paths stay exact."},
+					"and there the paths of objects that did not ask for regexes are matched literally. " +
+					`Exact paths are regexes too, as ingress-nginx writes every location of the host as ~* "^<path>" (so an Exact path also takes longer paths); ` +
+					"ingress-nginx's admission webhook (strict-validate-path-type, on by default since v1.12) refuses Exact and Prefix paths holding characters other than letters, digits and . _ - /, where Ramjet serves them as regexes."},
 			{Name: "app-root", Validate: validateAppRoot, Risk: registry.RiskMedium, Scope: registry.ScopeHost,
 				Doc:     "Answers a request for exactly / with a 302 to this path (the query string is dropped), on every host the object owns; the oldest such object of the host wins.",
 				Differs: "The value / is invalid: it would redirect / to itself forever, as it does in ingress-nginx."},

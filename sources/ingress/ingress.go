@@ -230,7 +230,7 @@ func (t *translation) path(field string, p networkingv1.HTTPIngressPath) (core.P
 	if p.PathType != nil && path.Type == core.PathImplementationSpecific && *p.PathType != networkingv1.PathTypeImplementationSpecific {
 		t.note(core.UnknownPathType, "%s: path type %s is unknown; it is served as ImplementationSpecific (a prefix)", field, core.Quote(string(*p.PathType)))
 	}
-	if path.Type == core.PathExact || !t.c.Settings.Regex {
+	if !t.c.Settings.Regex {
 		if err := config.ValidateRoutePath(path.Path); err != nil {
 			t.note(core.InvalidConfiguration, "%s: path %s %v; it is not served", field, core.Quote(path.Path), err)
 			return path, false
