@@ -59,6 +59,51 @@ spec:
 	}
 }
 
+// TestRewriteExactPathOnRegexHost: on a host in regex mode an Exact path
+// is a regex, as ingress-nginx writes it (location ~* "^<path>"), so the
+// capture-group path real Ingresses write with pathType Exact next to
+// rewrite-target matches requests and feeds the rewrite.
+func TestRewriteExactPathOnRegexHost(t *testing.T) {
+	web := startBackend(t, "web", nil)
+	rj := start(t, `
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: register
+  namespace: app
+  annotations:
+    nginx.ingress.kubernetes.io/rewrite-target: /$2
+spec:
+  ingressClassName: ramjet
+  rules:
+    - host: users.example.com
+      http:
+        paths:
+          - {path: "/api/user/register(/|$)(.*)", pathType: Exact, backend: {service: {name: web, port: {name: http}}}}
+{{service "web" .web}}`, map[string]any{"web": web})
+
+	cases := []struct {
+		name, target string
+		status       int
+		path         string
+	}{
+		{"the path itself", "/api/user/register", 200, "/"},
+		{"a capture", "/api/user/register/confirm", 200, "/confirm"},
+		{"no match", "/api/user/login", http.StatusNotFound, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := rj.get(t, "users.example.com", tc.target)
+			if got.status != tc.status {
+				t.Fatalf("GET %s: status %d, want %d (body %q)", tc.target, got.status, tc.status, got.body)
+			}
+			if tc.status == 200 && (got.backend() != "web" || got.echo.Path != tc.path) {
+				t.Errorf("GET %s reached %q as %q, want web as %q", tc.target, got.backend(), got.echo.Path, tc.path)
+			}
+		})
+	}
+}
+
 // TestAppRoot: app-root answers a request for / with a 302 to the
 // application root on the same scheme and host, without the query string;
 // every other path, the root itself included, is proxied.
