@@ -71,3 +71,32 @@ func TestParseConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseConfig checks that nothing a snippet holds hides a directive
+// that follows it: whatever text reads without an error, a deny on a line
+// after it is found (comments end at the line's end, strings and blocks are
+// closed), and reading never panics.
+func FuzzParseConfig(f *testing.F) {
+	for _, seed := range []string{
+		"", "deny all;", `add_header X "a\"; deny all; b";`, "# comment", "location /a { if ($x) { return 403; } }",
+		"log_by_lua_block { local s = [==[ } ]==] -- }\n }", "set $a ${b};", `more_set_headers 'X: #';`,
+		"location @page { return 403; }\nerror_page 403 @page;",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if _, err := parseConfig(text); err != nil {
+			return
+		}
+		ds, err := parseConfig(text + "\ndeny all;")
+		if err != nil {
+			t.Fatalf("%q reads, but not with a deny after it: %v", text, err)
+		}
+		for _, u := range accessUses([][]*directive{ds})[0] {
+			if u.label == "deny" && u.line == strings.Count(text, "\n")+2 {
+				return
+			}
+		}
+		t.Fatalf("%q hides the deny that follows it", text)
+	})
+}
