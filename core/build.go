@@ -161,12 +161,12 @@ func hasInvalidPath(c *Contribution) bool {
 	return false
 }
 
-// validPath reports whether a path renders as a valid match: a regex path
-// (of an object asking for regexes) must compile; an exact or prefix path
-// must be a normalised path. (On a host in regex mode a prefix path is
-// escaped, which always compiles.)
+// validPath reports whether a path renders as a valid match: a path of an
+// object asking for regexes (Exact ones included) must compile; an exact or
+// prefix path must be a normalised path. (On a host in regex mode the
+// others' paths are escaped, which always compiles.)
 func validPath(p Path, regex bool) bool {
-	if regex && p.Type != PathExact {
+	if regex {
 		_, err := config.CompilePathRegex(p.Path)
 		return err == nil
 	}

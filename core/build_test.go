@@ -155,16 +155,43 @@ func TestRegexMode(t *testing.T) {
 	api.Settings.Regex = true
 	api.Settings.Policies.Rewrite = &config.Rewrite{Path: "/$2"}
 	front := ing("a", "front", 0).rule("x.test", prefix("/", "web"), exact("/exact", "web"), prefix("/a.b", "web"))
-	r := build(t, Options{}, api, front)
-	routes := r.Config.Tenants[TenantName].Applications["h_x_test"].Routes
-	var order []string
-	for _, rt := range routes {
-		order = append(order, rt.Match.Path.Exact+rt.Match.Path.Prefix+rt.Match.Path.Regex)
+	// matches lists the host's routes in order, with their kind.
+	matches := func(r *Result) []string {
+		var out []string
+		for _, rt := range r.Config.Tenants[TenantName].Applications["h_x_test"].Routes {
+			p := rt.Match.Path
+			switch {
+			case p.Exact != "":
+				out = append(out, "exact "+p.Exact)
+			case p.Prefix != "":
+				out = append(out, "prefix "+p.Prefix)
+			default:
+				out = append(out, "regex "+p.Regex)
+			}
+		}
+		return out
 	}
-	// Exact stays exact; the others are regexes, the front's escaped,
-	// longest path first.
-	if want := []string{"/exact", `/api(/|$)(.*)`, `/a\.b`, "/"}; !slices.Equal(order, want) {
-		t.Errorf("routes %q, want %q", order, want)
+	r := build(t, Options{}, api, front)
+	// Every path of the host is a regex, Exact included (ingress-nginx's
+	// ~* "^<path>"), the front's escaped, longest path first.
+	if got, want := matches(r), []string{`regex /api(/|$)(.*)`, "regex /exact", `regex /a\.b`, "regex /"}; !slices.Equal(got, want) {
+		t.Errorf("routes %q, want %q", got, want)
+	}
+	// An Exact path of the object asking for regexes is its regex (the
+	// submatches feed the rewrite), tried first as the longest.
+	register := ing("a", "register", 1).rule("x.test", exact("/api/user/register(/|$)(.*)", "api"))
+	register.Settings.Regex = true
+	register.Settings.Policies.Rewrite = &config.Rewrite{Path: "/$2"}
+	r = build(t, Options{}, register, front)
+	if got, want := matches(r), []string{`regex /api/user/register(/|$)(.*)`, "regex /exact", `regex /a\.b`, "regex /"}; !slices.Equal(got, want) {
+		t.Errorf("routes %q, want %q", got, want)
+	}
+	if len(r.Findings) != 0 {
+		t.Errorf("findings %v, want none", r.Findings)
+	}
+	// Without regex mode, Exact stays exact.
+	if got, want := matches(build(t, Options{}, front)), []string{"prefix /", "prefix /a.b", "exact /exact"}; !slices.Equal(got, want) {
+		t.Errorf("routes %q, want %q", got, want)
 	}
 	// A regex object of another namespace does not switch the host.
 	other := ing("b", "other", 2).rule("x.test", prefix("/re/.*", "o"))

@@ -277,20 +277,22 @@ func (e *engine) addPath(h *Host, c *Contribution, p Path, taken map[string]*Con
 	h.Routes = append(h.Routes, route)
 }
 
-// match turns a path into a route match: exact paths stay exact; a
-// contribution that asked for regexes gets its paths as regexes; on a host
-// in regex mode the others' paths are regexes matched literally.
+// match turns a path into a route match: a contribution that asked for
+// regexes gets its paths as regexes, Exact ones included; on a host in
+// regex mode the others' paths are regexes matched literally, Exact ones
+// included (ingress-nginx writes every location of such a host as
+// ~* "^<path>"); elsewhere exact paths stay exact.
 func (e *engine) match(h *Host, c *Contribution, p Path) config.Match {
 	m := config.Match{Headers: p.Headers, Cookies: p.Cookies}
 	switch {
-	case p.Type == PathExact:
-		m.Path.Exact = p.Path
 	case c.Settings.Regex:
 		m.Path.Regex = p.Path
 	case h.Regex:
 		// Regex mode of the host: this object did not ask for regexes,
 		// so its path is matched literally.
 		m.Path.Regex = regexp.QuoteMeta(p.Path)
+	case p.Type == PathExact:
+		m.Path.Exact = p.Path
 	default:
 		m.Path.Prefix = p.Path
 	}

@@ -103,7 +103,7 @@ type Applied struct {
 
 // Apply runs the enabled families on the annotations of one object:
 // values over MaxValueBytes, not valid UTF-8 or holding control characters (line breaks
-// included, except for MultiLine keys) are invalid; keys
+// included, except for MultiLine keys and around the entries of List keys) are invalid; keys
 // under Prefix that no enabled family owns are UnknownAnnotation, except
 // those of a disabled access-control family, which make the object not
 // served (a disabled protection is never served open). Families run in name
@@ -172,7 +172,8 @@ func noteOtherPrefix(ctx *Context, full string) {
 }
 
 // validate applies the general rules and the key's validator. Line breaks
-// are control characters too, except for MultiLine keys.
+// are control characters too, except for MultiLine keys and around the
+// entries of List keys.
 func validate(f *Family, key, value string) error {
 	if len(value) > MaxValueBytes {
 		return fmt.Errorf("the value is longer than %d bytes", MaxValueBytes)
@@ -181,18 +182,45 @@ func validate(f *Family, key, value string) error {
 		return fmt.Errorf("the value is not valid UTF-8")
 	}
 	k := f.keyNamed(key)
-	multiLine := k != nil && k.MultiLine
-	for i := 0; i < len(value); i++ {
-		c := value[i]
-		if multiLine && (c == '\n' || c == '\r') {
-			continue
-		}
-		if c < 0x20 && c != '\t' || c == 0x7f {
-			return fmt.Errorf("the value holds control characters")
-		}
+	if err := checkControl(k, value); err != nil {
+		return err
 	}
 	if k != nil && k.Validate != nil {
 		return k.Validate(value)
+	}
+	return nil
+}
+
+// checkControl refuses control characters other than tabs; line breaks are
+// allowed anywhere in a MultiLine key, and around the comma-separated
+// entries of a List key.
+func checkControl(k *Key, value string) error {
+	switch {
+	case k != nil && k.MultiLine:
+		return noControl(value, "\r\n")
+	case k != nil && k.List:
+		i := 0
+		for entry := range strings.SplitSeq(value, ",") {
+			i++
+			if err := noControl(entry, "\r\n"); err != nil {
+				return err
+			}
+			if strings.ContainsAny(strings.Trim(entry, " \t\r\n"), "\r\n") {
+				return fmt.Errorf("entry %d holds a line break: separate the entries with commas (line breaks may only surround them)", i)
+			}
+		}
+		return nil
+	}
+	return noControl(value, "")
+}
+
+// noControl refuses control characters (DEL included) other than tabs and
+// those in allowed.
+func noControl(v, allowed string) error {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t' || c == 0x7f) && strings.IndexByte(allowed, c) < 0 {
+			return fmt.Errorf("the value holds control characters")
+		}
 	}
 	return nil
 }

@@ -93,7 +93,10 @@ list, and ` + "`ramjet-ingress translate`" + ` shows what your Ingresses would b
   ` + "`True`" + ` and ` + "`1`" + `, work too). Durations are seconds (` + "`60`" + `) or Go-style (` + "`60s`" + `,
   ` + "`1m30s`" + `). Sizes are bytes with an optional ` + "`k`, `m` or `g`" + `.
 - A value over 4096 bytes, not valid UTF-8, or holding control characters is invalid
-  (snippets may hold line breaks: they are never interpreted).
+  (snippets may hold line breaks: they are never interpreted). The comma-separated lists
+  (source ranges, CORS) may have whitespace, line breaks included, around their entries,
+  so a list written as a YAML block with one entry per line works; a line break inside
+  an entry (entries separated by line breaks alone) is invalid.
 - An invalid value of an access-control key (basic auth, source ranges) makes the Ingress
   not served: its hosts and paths stay claimed and answer 404, so nothing is ever served
   without the protection its owner asked for. The Event is ` + "`InvalidAnnotation`" + `.

@@ -83,6 +83,14 @@ type Key struct {
 	// interpreted), since a line break in configuration text could forge
 	// more of it.
 	MultiLine bool
+	// List marks a key whose value is a comma-separated list: whitespace,
+	// line breaks (LF, CR) included, may surround its entries, as
+	// ingress-nginx trims each entry, so that a list written as a YAML
+	// block, one entry per line, is read. A line break inside an entry
+	// (entries separated by line breaks alone), and every other control
+	// character, is still invalid: the family's validator sees entries
+	// that are free of them once trimmed.
+	List bool
 }
 
 // keyNamed returns the key of f that owns name (exactly or by wildcard).

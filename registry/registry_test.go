@@ -126,6 +126,14 @@ func TestApply(t *testing.T) {
 		snippets := family("snippets", false, "server-snippet")
 		snippets.Keys[0].MultiLine = true
 		Register(snippets)
+		var ranges string
+		sources := family("ranges", true, "allowlist-source-range")
+		sources.Keys[0].List = true
+		sources.Parse = func(ctx *Context, values map[string]string) core.Fragment {
+			ranges = values["allowlist-source-range"]
+			return nil
+		}
+		Register(sources)
 		Register(family("auth", true, "auth-type"))
 		Register(family("tls", true, "auth-tls-"))
 		origin := core.Origin{Kind: "Ingress", Namespace: "ns", Name: "x", Created: time.Now()}
@@ -143,6 +151,10 @@ func TestApply(t *testing.T) {
 			{"multi-line key takes line breaks and tabs", "all", map[string]string{Prefix + "server-snippet": "a\r\n\tb\n"}, false, nil, false},
 			{"multi-line key refuses other control characters", "all", map[string]string{Prefix + "server-snippet": "a\nb\x00"}, false, []core.Reason{core.InvalidAnnotation}, false},
 			{"multi-line key refuses DEL", "all", map[string]string{Prefix + "server-snippet": "a\x7f"}, false, []core.Reason{core.InvalidAnnotation}, false},
+			{"list key takes line breaks around its entries", "all", map[string]string{Prefix + "allowlist-source-range": "\n 10.0.0.0/8,\r\n\t172.16.0.0/12 ,\n192.168.0.0/16\n"}, false, nil, false},
+			{"list key refuses a line break inside an entry", "all", map[string]string{Prefix + "allowlist-source-range": "10.0.0.0/8\n192.168.0.0/16\n"}, true, []core.Reason{core.InvalidAnnotation}, false},
+			{"list key refuses other control characters around entries", "all", map[string]string{Prefix + "allowlist-source-range": "10.0.0.0/8,\x00\n192.168.0.0/16"}, true, []core.Reason{core.InvalidAnnotation}, false},
+			{"list key refuses a vertical tab around entries", "all", map[string]string{Prefix + "allowlist-source-range": "10.0.0.0/8,\v192.168.0.0/16"}, true, []core.Reason{core.InvalidAnnotation}, false},
 			{"value too long", "all", map[string]string{Prefix + "cors-allow-origin": strings.Repeat("a", 4097)}, false, []core.Reason{core.InvalidAnnotation}, false},
 			{"invalid access value refuses", "all", map[string]string{Prefix + "auth-type": "x\x00"}, true, []core.Reason{core.InvalidAnnotation}, false},
 			{"unknown key", "all", map[string]string{Prefix + "limit-rps": "5"}, false, []core.Reason{core.UnknownAnnotation}, false},
@@ -152,7 +164,7 @@ func TestApply(t *testing.T) {
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
-				seen = nil
+				seen, ranges = nil, ""
 				sel, err := Select(tc.spec)
 				if err != nil {
 					t.Fatal(err)
@@ -176,6 +188,9 @@ func TestApply(t *testing.T) {
 				}
 				if _, ok := seen["enable-cors"]; ok && tc.name == "invalid non-access value is ignored" {
 					t.Error("Parse saw an invalid value")
+				}
+				if want := tc.annotations[Prefix+"allowlist-source-range"]; want != "" && ranges != "" && ranges != want {
+					t.Errorf("Parse saw %q, want the value as written, %q", ranges, want)
 				}
 			})
 		}

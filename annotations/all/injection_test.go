@@ -36,6 +36,7 @@ const marker = "Injected"
 var hostileValues = []string{
 	"a\r\nX-" + marker + ": 1",
 	"a\nX-" + marker,
+	"a,\r\n" + marker + "\r\n,\n", // line breaks around list entries: valid in a list key only
 	"a\x00" + marker,
 	`"` + marker + `"`,
 	"{" + marker + "}",
@@ -293,6 +294,8 @@ func FuzzTranslateIngress(f *testing.F) {
 		f.Add(uint(i), hostileValues[i%len(hostileValues)], "/", "shop.example.com")
 		f.Add(uint(i), "true", "/api(/|$)(.*)", "*.example.com")
 		f.Add(uint(i), "1", "/broken(", "shop.example.com")
+		f.Add(uint(i), "location /admin { deny all; }\n# return 403;\n", "/api/user/register(/|$)(.*)", "127.0.0.1")
+		f.Add(uint(i), "10.0.0.0/8,\n192.168.0.0/16\n", "/a\nb", "shop.example.com")
 	}
 	base := fixture(f)
 	f.Fuzz(func(t *testing.T, keyIndex uint, value, path, host string) {

@@ -34,7 +34,7 @@ func init() {
 					"A canary without a main route gets CanaryWithoutMain and is not served; so is one whose basic auth or source ranges differ from its main's (ingress-nginx ignores them and uses the main's), and one whose canary value is not a boolean or whose family is disabled (ingress-nginx would serve it as an ordinary Ingress). " +
 					"A canary's spec.defaultBackend is not used (ingress-nginx joins it to the catch-all)."},
 			{Name: "canary-weight", Validate: registry.Int(0, maxWeight), Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "0",
-				Doc:     "Requests out of canary-weight-total sent to the canary, at random, when no header or cookie decided.",
+				Doc:     "Requests out of canary-weight-total sent to the canary, at random, when no header or cookie decided. A weight above the total counts as the total (every request goes to the canary, as in ingress-nginx), with a finding.",
 				Differs: "The draw is made for each request: a client that cookie affinity keeps on one member of the main pool is not kept off the canary (ingress-nginx's affinity-canary-behavior: sticky keeps it on the side that served it first). A canary without balancing of its own takes its main's affinity, so it is sticky among the canary's members."},
 			{Name: "canary-weight-total", Validate: registry.Int(1, maxWeight), Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "100",
 				Doc: "The total canary-weight is out of; a total below 100 counts as 100, as in ingress-nginx's balancer."},
@@ -69,6 +69,13 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	if w, ok := values["canary-weight"]; ok {
 		n, _ := registry.ParseInt(w, 0, maxWeight)
 		spec.Weight = uint32(n)
+		if spec.Weight > spec.Total {
+			// ingress-nginx's balancer draws 1..total and compares it with
+			// the weight: every request goes to the canary.
+			ctx.Note(core.InvalidAnnotation, "%scanary-weight: %d is above the total of %d (canary-weight-total); it counts as the total, as in ingress-nginx's balancer: every request goes to the canary",
+				registry.Prefix, n, spec.Total)
+			spec.Weight = spec.Total
+		}
 	}
 	if spec.Header == "" && (spec.HeaderValue != "" || spec.HeaderPattern != "") {
 		ctx.Note(core.InvalidAnnotation, "%scanary-by-header-value and -pattern need %scanary-by-header, which names the header; they are ignored", registry.Prefix, registry.Prefix)

@@ -37,7 +37,11 @@ const (
 )
 
 // sameAsWritten is how the lists' rendering differs from ingress-nginx's.
-const sameAsWritten = `The list is sent joined with ", " rather than as written; entries may also be separated by spaces.`
+const sameAsWritten = `The list is sent joined with ", " rather than as written; entries may also be separated by spaces. ` + lineBreaks
+
+// lineBreaks is how every list reads line breaks.
+const lineBreaks = "Line breaks may surround the entries (a YAML block, one entry per line, each but the last ending in a comma); " +
+	"entries separated by a line break alone are invalid (ingress-nginx writes the line break into the header)."
 
 func init() {
 	registry.Register(&registry.Family{
@@ -51,17 +55,17 @@ func init() {
 			// The origin list is checked by parse, not here: an invalid list
 			// must turn CORS off, and a key refused at Apply would leave
 			// parse with the default "*".
-			{Name: originKey, Validate: registry.Any, Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: "*",
+			{Name: originKey, Validate: registry.Any, List: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: "*",
 				Doc: "Comma-separated origins (scheme://host[:port], with *. as the first label for one label of any name, or null), or * for every origin; * anywhere means *. A matching Origin is echoed back.",
 				Differs: "An invalid entry (a path, an upper-case scheme, no scheme) turns CORS off for the object, with a finding, where ingress-nginx falls back to * and so allows every origin. " +
-					"Origins are matched anchored at both ends (nginx: at the end only), and answers for a list carry Vary: Origin."},
-			{Name: methodsKey, Validate: names("method", isLetter, false), Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: corspolicy.DefaultMethods,
+					"Origins are matched anchored at both ends (nginx: at the end only), and answers for a list carry Vary: Origin. " + lineBreaks},
+			{Name: methodsKey, Validate: names("method", isLetter, false), List: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: corspolicy.DefaultMethods,
 				Doc:     "Comma-separated methods (letters only) for Access-Control-Allow-Methods; an invalid list keeps the default.",
 				Differs: sameAsWritten},
-			{Name: headersKey, Validate: names("header name", isHeaderChar, false), Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: corspolicy.DefaultHeaders,
+			{Name: headersKey, Validate: names("header name", isHeaderChar, false), List: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: corspolicy.DefaultHeaders,
 				Doc:     "Comma-separated request headers (letters, digits, - and _) for Access-Control-Allow-Headers; an invalid list keeps the default.",
 				Differs: sameAsWritten},
-			{Name: exposeKey, Validate: names("header name", isHeaderChar, true), Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+			{Name: exposeKey, Validate: names("header name", isHeaderChar, true), List: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc:     "Comma-separated response headers (or *) for Access-Control-Expose-Headers; none by default.",
 				Differs: sameAsWritten},
 			{Name: credentialsKey, Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "true",

@@ -23,11 +23,14 @@ func init() {
 			{Name: "rewrite-target", Validate: validateTarget, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc: "Replaces the whole path sent to the member (the query string is kept); $1..$9 are the submatches of the path. Makes the paths regexes; a path equal to the target is neither rewritten nor, on its own, a reason for regexes (as in ingress-nginx).",
 				Differs: "Only $1..$9 are replaced: a target with another $ (nginx variables such as $host or $request_uri) is invalid, as is one with ? or # (as in ingress-nginx since v1.12). " +
+					"A target with . or .. segments (/../admin, also percent-encoded) is invalid, as such a path is in a rule: ingress-nginx sends it as written, and the member resolves it to a path the route does not serve. " +
 					"The submatches are those of the route's own match, anchored at the start; nginx matches the path again, unanchored, which differs only for paths that match at several places."},
 			{Name: "use-regex", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeHost, Default: "false",
-				Doc: "Makes the paths regexes (case-insensitive, anchored at the start); the owning namespace switches the whole host.",
-				Differs: "Regexes are RE2 (no lookaround or backreferences) and every alternative is anchored. Only the namespace that owns the host switches it to regex mode, " +
-					"and there the paths of objects that did not ask for regexes are matched literally; Exact paths stay exact."},
+				Doc: "Makes the paths regexes (case-insensitive, anchored at the start), Exact ones included; the owning namespace switches the whole host.",
+				Differs: "Regexes are RE2 (no lookaround or backreferences) and every alternative is anchored. A regex path holding a control character (a line break, a tab) is not served, as any other path (nginx would match it against the decoded path). Only the namespace that owns the host switches it to regex mode, " +
+					"and there the paths of objects that did not ask for regexes are matched literally. " +
+					`Exact paths are regexes too, as ingress-nginx writes every location of the host as ~* "^<path>" (so an Exact path also takes longer paths); ` +
+					"ingress-nginx's admission webhook (strict-validate-path-type, on by default since v1.12) refuses Exact and Prefix paths holding characters other than letters, digits and . _ - /, where Ramjet serves them as regexes."},
 			{Name: "app-root", Validate: validateAppRoot, Risk: registry.RiskMedium, Scope: registry.ScopeHost,
 				Doc:     "Answers a request for exactly / with a 302 to this path (the query string is dropped), on every host the object owns; the oldest such object of the host wins.",
 				Differs: "The value / is invalid: it would redirect / to itself forever, as it does in ingress-nginx."},
@@ -74,7 +77,24 @@ func validateTarget(v string) error {
 	if strayDollar.MatchString(v) {
 		return fmt.Errorf("%s: only $1..$9 (the submatches of the path) are replaced; nginx variables such as $host are not available", core.Quote(v))
 	}
+	if hasDotSegment(v) {
+		return fmt.Errorf("%s must not hold . or .. segments (also percent-encoded): the member would resolve them to another path", core.Quote(v))
+	}
 	return nil
+}
+
+// hasDotSegment reports whether a path has a "." or ".." segment, written
+// as such or percent-encoded ("%2e%2E"), as a route path may not.
+func hasDotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if decoded, err := url.PathUnescape(seg); err == nil {
+			seg = decoded
+		}
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // strayDollar finds a $ that is not $1..$9.

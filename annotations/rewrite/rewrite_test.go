@@ -49,6 +49,12 @@ func TestApply(t *testing.T) {
 		{"$0", map[string]string{target: "/$0"}, false, nil, "", []string{`only $1..$9`}},
 		{"trailing $", map[string]string{target: "/x$"}, false, nil, "", []string{`only $1..$9`}},
 		{"empty", map[string]string{target: ""}, false, nil, "", []string{`rewrite-target: "" must start with /`}},
+		{"dot-segments", map[string]string{target: "/../../admin"}, false, nil, "",
+			[]string{`InvalidAnnotation: nginx.ingress.kubernetes.io/rewrite-target: "/../../admin" must not hold . or .. segments (also percent-encoded): the member would resolve them to another path; the key is ignored`}},
+		{"a dot-segment after a capture", map[string]string{target: "/$1/../x"}, false, nil, "", []string{`must not hold . or .. segments`}},
+		{"a trailing dot-segment", map[string]string{target: "/api/."}, false, nil, "", []string{`must not hold . or .. segments`}},
+		{"percent-encoded dot-segments", map[string]string{target: "/%2e%2E/admin"}, false, nil, "", []string{`must not hold . or .. segments`}},
+		{"dots inside a segment are a name", map[string]string{target: "/v1.2/..x/$1"}, false, &config.Rewrite{Path: "/v1.2/..x/$1"}, "", nil},
 		{"invalid target keeps use-regex", map[string]string{target: "x", regex: "true"}, true, nil, "", []string{`rewrite-target: "x" must start with /`}},
 
 		{"use-regex true", map[string]string{regex: "true"}, true, nil, "", nil},

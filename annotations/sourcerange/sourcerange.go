@@ -16,7 +16,9 @@ import (
 
 // listDiffers is the Differs of both lists.
 const listDiffers = "Every entry must parse and there are at most 1024: otherwise the object is not served " +
-	"(ingress-nginx drops bad entries as long as one bare address parses, and answers 503 otherwise; a refused object's paths answer 404). " +
+	"(ingress-nginx denies the paths with 503 when an entry does not parse; a refused object's paths answer 404). " +
+	"Whitespace and line breaks around the entries are fine (a YAML block, one entry per line, each but the last ending in a comma); " +
+	"entries separated by line breaks alone are invalid, as in ingress-nginx, which splits on commas only. " +
 	"The object's spec.defaultBackend is not served, since requests that reach it would skip the list."
 
 func init() {
@@ -25,13 +27,13 @@ func init() {
 		Doc:           "Allow and deny lists of client addresses.",
 		AccessControl: true,
 		Keys: []registry.Key{
-			{Name: "allowlist-source-range", Validate: validList, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+			{Name: "allowlist-source-range", Validate: validList, List: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc:     "Comma-separated CIDRs or addresses (IPv4, IPv6) that may use the paths; others get 403. At most 1024. Empty: the object is not served.",
 				Differs: listDiffers},
-			{Name: "whitelist-source-range", Validate: validList, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+			{Name: "whitelist-source-range", Validate: validList, List: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc:     "The older name of allowlist-source-range, used when that is absent or empty.",
 				Differs: listDiffers + " An invalid value makes the object not served even when allowlist-source-range is set (ingress-nginx does not read it then)."},
-			{Name: "denylist-source-range", Validate: validList, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+			{Name: "denylist-source-range", Validate: validList, List: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc:     "Comma-separated CIDRs or addresses refused with 403, checked before the allow list. At most 1024. Empty: the object is not served.",
 				Differs: listDiffers},
 		},

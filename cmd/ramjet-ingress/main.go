@@ -147,12 +147,12 @@ func translate(args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	snap, warnings, err := offline.Read(*files, os.Stdin)
+	snap, notes, err := offline.Read(*files, os.Stdin)
 	if err != nil {
 		return 0, err
 	}
 	result := sources.Translate(snap, base, opts)
-	report := offline.NewReport(result, warnings)
+	report := offline.NewReport(result, notes)
 	if err := report.Write(os.Stdout, *output); err != nil {
 		return 0, err
 	}

@@ -104,6 +104,26 @@ func TestTranslateCommand(t *testing.T) {
 			t.Errorf("exit %d:\n%s", code, out)
 		}
 	})
+	t.Run("--check fails on an object that does not decode", func(t *testing.T) {
+		undecodable := "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  namespace: shop\n" +
+			"  annotations: {nginx.ingress.kubernetes.io/proxy-read-timeout: 3600}\nspec: {ingressClassName: nginx}\n"
+		out, code := run(undecodable, "translate", "-f", "-", "--assume-class", "nginx", "--check")
+		if code != 1 {
+			t.Errorf("--check exit %d, want 1 (the only Ingress could not be read)", code)
+		}
+		for _, want := range []string{
+			"Documents that could not be read (not translated; --check fails):",
+			`stdin document 1: Ingress shop/web does not decode: metadata.annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]: a number, where Kubernetes wants a string (quote the value)`,
+			"0 objects: 0 served, 0 not served; 1 document could not be read.",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if out, code := run(undecodable, "translate", "-f", "-", "--assume-class", "nginx"); code != 0 {
+			t.Errorf("without --check: exit %d, want 0:\n%s", code, out)
+		}
+	})
 	t.Run("bad flags", func(t *testing.T) {
 		for _, args := range [][]string{
 			{"translate", "-f", "-", "--annotations", "nope"},

@@ -7,6 +7,8 @@ package ingress
 
 import (
 	"fmt"
+	"net/netip"
+	"strconv"
 	"strings"
 
 	networkingv1 "k8s.io/api/networking/v1"
@@ -174,8 +176,7 @@ func (t *translation) note(reason core.Reason, format string, args ...any) {
 func (t *translation) rules() {
 	for i, r := range t.ing.Spec.Rules {
 		if r.Host != "" {
-			if err := config.ValidateDomain(r.Host); err != nil {
-				reason := strings.TrimPrefix(err.Error(), fmt.Sprintf("%q ", r.Host))
+			if reason := hostProblem(r.Host); reason != "" {
 				t.note(core.InvalidConfiguration, "spec.rules[%d].host: %s %s; the rule is not served", i, core.Quote(r.Host), reason)
 				continue
 			}
@@ -192,16 +193,51 @@ func (t *translation) rules() {
 	}
 }
 
+// hostProblem says why a rule host cannot be served, "" when it can: it
+// must be a domain name (Kubernetes refuses an IP address there).
+func hostProblem(host string) string {
+	if isIPAddress(host) {
+		return "is an IP address; a rule host must be a DNS name (Kubernetes refuses an address there)"
+	}
+	if err := config.ValidateDomain(host); err != nil {
+		return strings.TrimPrefix(err.Error(), fmt.Sprintf("%q ", host))
+	}
+	return ""
+}
+
+// isIPAddress reports whether host is an IP address as Kubernetes reads
+// one in a rule host: IPv6, or IPv4 with leading zeros allowed
+// ("010.0.0.1").
+func isIPAddress(host string) bool {
+	if _, err := netip.ParseAddr(host); err == nil {
+		return true
+	}
+	fields := strings.Split(host, ".")
+	if len(fields) != 4 {
+		return false
+	}
+	for _, f := range fields {
+		n, err := strconv.ParseUint(f, 10, 16)
+		if err != nil || n > 255 {
+			return false
+		}
+	}
+	return true
+}
+
 func (t *translation) path(field string, p networkingv1.HTTPIngressPath) (core.Path, bool) {
 	path := core.Path{Path: pathOrRoot(p.Path), Type: pathType(p.PathType)}
 	if p.PathType != nil && path.Type == core.PathImplementationSpecific && *p.PathType != networkingv1.PathTypeImplementationSpecific {
 		t.note(core.UnknownPathType, "%s: path type %s is unknown; it is served as ImplementationSpecific (a prefix)", field, core.Quote(string(*p.PathType)))
 	}
-	if path.Type == core.PathExact || !t.c.Settings.Regex {
+	if !t.c.Settings.Regex {
 		if err := config.ValidateRoutePath(path.Path); err != nil {
 			t.note(core.InvalidConfiguration, "%s: path %s %v; it is not served", field, core.Quote(path.Path), err)
 			return path, false
 		}
+	} else if hasControl(path.Path) {
+		t.note(core.InvalidConfiguration, "%s: path %s is matched as a regular expression (use-regex or rewrite-target) and must not hold control characters (a line break, a tab), as any path; it is not served", field, core.Quote(path.Path))
+		return path, false
 	} else if _, err := config.CompilePathRegex(path.Path); err != nil {
 		// A broken regex is a broken Ingress, as ingress-nginx's admission
 		// sees it: the object is refused (its other paths answer 404)
@@ -212,6 +248,12 @@ func (t *translation) path(field string, p networkingv1.HTTPIngressPath) (core.P
 	}
 	path.Backend = t.backend(&p.Backend, field+".backend")
 	return path, true
+}
+
+// hasControl reports whether a path holds a control character, which no
+// path may hold (config.ValidateRoutePath refuses them in the others).
+func hasControl(p string) bool {
+	return strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // pathType maps the Ingress path type; nil and unknown types are

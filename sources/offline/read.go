@@ -32,25 +32,41 @@ import (
 // maxManifestBytes bounds one manifest file or stdin.
 const maxManifestBytes = 256 << 20
 
+// Notes are what Read has to say about the input besides its objects, each
+// line naming the file and the document.
+type Notes struct {
+	// Warnings change nothing that is translated: an old Ingress version
+	// read as networking.k8s.io/v1, a document that is not a Kubernetes
+	// object, an object of a kind translation does not read that does not
+	// decode.
+	Warnings []string
+	// Unreadable are the documents that could not be read: one that is not
+	// YAML or JSON, or an object of a kind translation reads (Ingress,
+	// IngressClass, Service, EndpointSlice, Secret) that does not decode,
+	// such as an annotation value written as a number. What they hold is
+	// not translated, so `translate --check` fails.
+	Unreadable []string
+}
+
 // Read builds a snapshot from manifest paths: files, folders (their .yaml,
 // .yml and .json files, recursively) and "-" for stdin. Documents may be
 // multi-document YAML, JSON, or List objects. Objects of kinds translation
-// does not use are skipped; problems with a document are warnings naming
-// the file and the document, and do not stop the reading.
-func Read(paths []string, stdin io.Reader) (*snapshot.Snapshot, []string, error) {
+// does not use are skipped; problems with a document are notes naming the
+// file and the document, and do not stop the reading.
+func Read(paths []string, stdin io.Reader) (*snapshot.Snapshot, Notes, error) {
 	r := &reader{snap: snapshot.New()}
 	for _, p := range paths {
 		if err := r.path(p, stdin); err != nil {
-			return nil, r.warnings, err
+			return nil, r.notes, err
 		}
 	}
 	r.snap.Sort()
-	return r.snap, r.warnings, nil
+	return r.snap, r.notes, nil
 }
 
 type reader struct {
-	snap     *snapshot.Snapshot
-	warnings []string
+	snap  *snapshot.Snapshot
+	notes Notes
 }
 
 func (r *reader) path(p string, stdin io.Reader) error {
@@ -120,7 +136,7 @@ func (r *reader) stream(name string, in io.Reader) error {
 func (r *reader) document(where string, doc []byte) {
 	jsonDoc, err := utilyaml.ToJSON(doc)
 	if err != nil {
-		r.warn(where, "not YAML or JSON: %v", err)
+		r.unreadable(where, "not YAML or JSON (%v); whatever it holds is not translated", err)
 		return
 	}
 	var u unstructured.Unstructured
@@ -131,26 +147,31 @@ func (r *reader) document(where string, doc []byte) {
 	if u.IsList() {
 		list, err := u.ToList()
 		if err != nil {
-			r.warn(where, "a List that does not parse: %v", err)
+			r.unreadable(where, "a List that does not parse (%v); its items are not translated", err)
 			return
 		}
 		for i := range list.Items {
 			item, _ := list.Items[i].MarshalJSON()
-			r.object(fmt.Sprintf("%s item %d", where, i+1), item)
+			r.object(fmt.Sprintf("%s item %d", where, i+1), &list.Items[i], item)
 		}
 		return
 	}
-	r.object(where, jsonDoc)
+	r.object(where, &u, jsonDoc)
 }
 
-// object decodes one object into its typed form and adds it.
-func (r *reader) object(where string, data []byte) {
+// object decodes one object (u is its untyped form) into its typed form
+// and adds it.
+func (r *reader) object(where string, u *unstructured.Unstructured, data []byte) {
 	obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
 	if err != nil {
-		if runtime.IsNotRegisteredError(err) {
-			return // a kind translation does not use
+		switch {
+		case runtime.IsNotRegisteredError(err):
+			// a kind translation does not use
+		case readKinds[u.GetKind()]:
+			r.unreadable(where, "%s does not decode: %s; it is not translated", objectName(u), decodeProblem(u, err))
+		default:
+			r.warn(where, "%s does not decode: %s", objectName(u), decodeProblem(u, err))
 		}
-		r.warn(where, "%v", err)
 		return
 	}
 	if gvk.Group == "networking.k8s.io" && gvk.Version == "v1beta1" || gvk.Group == "extensions" && gvk.Version == "v1beta1" {
@@ -159,10 +180,10 @@ func (r *reader) object(where string, data []byte) {
 		}
 		ing, err := fromV1beta1(data)
 		if err != nil {
-			r.warn(where, "%s Ingress: %v", gvk.GroupVersion(), err)
+			r.unreadable(where, "%s (%s) does not decode: %s; it is not translated", objectName(u), gvk.GroupVersion(), decodeProblem(u, err))
 			return
 		}
-		r.warn(where, "Ingress %s/%s is %s, which Kubernetes no longer serves; it is read as networking.k8s.io/v1", ing.Namespace, ing.Name, gvk.GroupVersion())
+		r.warn(where, "%s is %s, which Kubernetes no longer serves; it is read as networking.k8s.io/v1", objectName(u), gvk.GroupVersion())
 		obj = ing
 	}
 	if sec, ok := obj.(*corev1.Secret); ok {
@@ -200,7 +221,11 @@ func needsNamespace(obj runtime.Object) bool {
 }
 
 func (r *reader) warn(where, format string, args ...any) {
-	r.warnings = append(r.warnings, where+": "+fmt.Sprintf(format, args...))
+	r.notes.Warnings = append(r.notes.Warnings, where+": "+fmt.Sprintf(format, args...))
+}
+
+func (r *reader) unreadable(where, format string, args ...any) {
+	r.notes.Unreadable = append(r.notes.Unreadable, where+": "+fmt.Sprintf(format, args...))
 }
 
 // fromV1beta1 converts a v1beta1 Ingress (networking.k8s.io or

@@ -81,7 +81,7 @@ func TestReadFolder(t *testing.T) {
 	writeFile(t, dir, "z.json", jsonIngress)
 	writeFile(t, dir, "notes.txt", "kind: Ingress\nmetadata: {name: ignored}\n")
 
-	snap, warnings, err := Read([]string{dir}, nil)
+	snap, notes, err := Read([]string{dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,16 +109,24 @@ func TestReadFolder(t *testing.T) {
 	}
 	checkLegacy(t, snap)
 
-	wantWarnings := []string{
+	checkPrefixes(t, "warnings", notes.Warnings, []string{
 		filepath.Join(dir, "a/b/legacy.yml") + " document 1: Ingress shop/legacy is extensions/v1beta1, which Kubernetes no longer serves; it is read as networking.k8s.io/v1",
+	})
+	checkPrefixes(t, "unreadable", notes.Unreadable, []string{
 		filepath.Join(dir, "mixed.YAML") + " document 3: not YAML or JSON",
+	})
+}
+
+// checkPrefixes checks that each line starts with the wanted text.
+func checkPrefixes(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s = %q, want %d", what, got, len(want))
+		return
 	}
-	if len(warnings) != len(wantWarnings) {
-		t.Fatalf("warnings = %q, want %d", warnings, len(wantWarnings))
-	}
-	for i, w := range wantWarnings {
-		if !strings.HasPrefix(warnings[i], w) {
-			t.Errorf("warning %d = %q, want it to start with %q", i, warnings[i], w)
+	for i, w := range want {
+		if !strings.HasPrefix(got[i], w) {
+			t.Errorf("%s %d = %q, want it to start with %q", what, i, got[i], w)
 		}
 	}
 }
@@ -145,9 +153,9 @@ func TestReadErrors(t *testing.T) {
 	if _, _, err := Read([]string{filepath.Join(dir, "missing.yaml")}, nil); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("a missing file: err = %v, want one naming it", err)
 	}
-	snap, warnings, err := Read([]string{"-"}, strings.NewReader(jsonIngress))
-	if err != nil || len(warnings) != 0 || len(snap.Ingresses) != 1 {
-		t.Errorf("stdin: %d Ingresses, warnings %q, err %v; want 1, none, nil", len(snap.Ingresses), warnings, err)
+	snap, notes, err := Read([]string{"-"}, strings.NewReader(jsonIngress))
+	if err != nil || len(notes.Warnings)+len(notes.Unreadable) != 0 || len(snap.Ingresses) != 1 {
+		t.Errorf("stdin: %d Ingresses, notes %q, err %v; want 1, none, nil", len(snap.Ingresses), notes, err)
 	}
 }
 
@@ -186,5 +194,66 @@ func writeFile(t *testing.T, dir, name, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadUndecodable reads objects that do not decode: of a kind
+// translation reads, each is unreadable, naming its document, the object
+// and the field as written; of another kind, a warning.
+func TestReadUndecodable(t *testing.T) {
+	const ingressHead = "apiVersion: networking.k8s.io/v1\nkind: Ingress\n"
+	tests := []struct {
+		name       string
+		doc        string
+		unreadable string // "" when the document is only a warning
+		warning    string
+	}{
+		{"an annotation value written as a number",
+			ingressHead + "metadata:\n  name: web\n  namespace: shop\n  annotations:\n    nginx.ingress.kubernetes.io/ssl-redirect: \"false\"\n    nginx.ingress.kubernetes.io/proxy-read-timeout: 3600\nspec: {}\n",
+			`stdin document 1: Ingress shop/web does not decode: metadata.annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"]: a number, where Kubernetes wants a string (quote the value); it is not translated`, ""},
+		{"a boolean annotation value",
+			ingressHead + "metadata:\n  name: web\n  annotations: {nginx.ingress.kubernetes.io/use-regex: true}\n",
+			`stdin document 1: Ingress web does not decode: metadata.annotations["nginx.ingress.kubernetes.io/use-regex"]: a boolean, where Kubernetes wants a string (quote the value); it is not translated`, ""},
+		{"a port number written as a string",
+			ingressHead + "metadata: {name: web, namespace: shop}\nspec:\n  rules:\n    - host: a.example.com\n      http:\n        paths:\n          - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}\n          - {path: /api, pathType: Prefix, backend: {service: {name: api, port: {number: \"8080\"}}}}\n",
+			"stdin document 1: Ingress shop/web does not decode: spec.rules[0].http.paths[1].backend.service.port.number: a string, where Kubernetes wants an integer; it is not translated", ""},
+		{"rules written as a map",
+			ingressHead + "metadata: {name: web}\nspec:\n  rules: {host: a.example.com}\n",
+			"stdin document 1: Ingress web does not decode: spec.rules: an object, where Kubernetes wants a list; it is not translated", ""},
+		{"a Service port written as a string",
+			"apiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: shop}\nspec: {ports: [{port: \"80\"}]}\n",
+			"stdin document 1: Service shop/web does not decode: spec.ports[0].port: a string, where Kubernetes wants an integer; it is not translated", ""},
+		{"an old Ingress version",
+			"apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: old, annotations: {nginx.ingress.kubernetes.io/proxy-body-size: 8}}\nspec: {}\n",
+			`stdin document 1: Ingress old does not decode: metadata.annotations["nginx.ingress.kubernetes.io/proxy-body-size"]: a number, where Kubernetes wants a string (quote the value); it is not translated`, ""},
+		{"a List item without a name",
+			"apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: fine}\n  - " + strings.ReplaceAll(ingressHead, "\n", "\n    ") + "metadata: {labels: {tier: 1}}\n",
+			`stdin document 1 item 2: Ingress (without a name) does not decode: metadata.labels["tier"]: a number, where Kubernetes wants a string (quote the value); it is not translated`, ""},
+		{"a kind translation does not read", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: \"3\"}\n",
+			"", "stdin document 1: Deployment web does not decode: spec.replicas: a string, where Kubernetes wants an integer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			snap, notes, err := Read([]string{"-"}, strings.NewReader(tc.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(snap.Ingresses) != 0 || len(snap.Services) != 0 {
+				t.Errorf("%d Ingresses and %d Services read, want none", len(snap.Ingresses), len(snap.Services))
+			}
+			var wantUnreadable, wantWarnings []string
+			if tc.unreadable != "" {
+				wantUnreadable = []string{tc.unreadable}
+			}
+			if tc.warning != "" {
+				wantWarnings = []string{tc.warning}
+			}
+			if !slices.Equal(notes.Unreadable, wantUnreadable) {
+				t.Errorf("unreadable:\n got %q\nwant %q", notes.Unreadable, wantUnreadable)
+			}
+			if !slices.Equal(notes.Warnings, wantWarnings) {
+				t.Errorf("warnings:\n got %q\nwant %q", notes.Warnings, wantWarnings)
+			}
+		})
 	}
 }

@@ -27,6 +27,9 @@ type Report struct {
 	Ignored  []string       `json:"ignored,omitempty" yaml:"ignored,omitempty"`
 	Problems []string       `json:"problems,omitempty" yaml:"problems,omitempty"`
 	Warnings []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	// Unreadable are the documents that could not be read (see
+	// Notes.Unreadable): what they hold is not translated.
+	Unreadable []string `json:"unreadable,omitempty" yaml:"unreadable,omitempty"`
 }
 
 // ObjectReport is one translated object.
@@ -44,9 +47,9 @@ type FindingReport struct {
 	Message string      `json:"message" yaml:"message"`
 }
 
-// NewReport collects the outcome of a translation.
-func NewReport(out *sources.Output, warnings []string) *Report {
-	r := &Report{Config: out.Config, Problems: out.Problems, Warnings: warnings}
+// NewReport collects the outcome of a translation of what Read read.
+func NewReport(out *sources.Output, notes Notes) *Report {
+	r := &Report{Config: out.Config, Problems: out.Problems, Warnings: notes.Warnings, Unreadable: notes.Unreadable}
 	for name := range out.Files {
 		r.Files = append(r.Files, name)
 	}
@@ -75,11 +78,15 @@ func NewReport(out *sources.Output, warnings []string) *Report {
 	return r
 }
 
-// NotAsWritten reports whether an object is not served as written: it is
-// not served, or has a finding other than ServiceNotFound and NoEndpoints
-// (which are about the cluster's state, not about how the object is
-// written). `translate --check` exits 1 then.
+// NotAsWritten reports whether the input is not served as written: a
+// document could not be read, or an object is not served or has a finding
+// other than ServiceNotFound and NoEndpoints (which are about the cluster's
+// state, not about how the object is written). `translate --check` exits 1
+// then.
 func (r *Report) NotAsWritten() bool {
+	if len(r.Unreadable) > 0 {
+		return true
+	}
 	for _, o := range r.Objects {
 		if o.State != core.Served {
 			return true
@@ -123,7 +130,12 @@ func (r *Report) writeText(w io.Writer) error {
 	for _, list := range []struct {
 		title string
 		lines []string
-	}{{"Warnings about the input", r.Warnings}, {"Problems of the flags' objects", r.Problems}, {"Not this controller's (their class does not exist)", r.Ignored}} {
+	}{
+		{"Warnings about the input", r.Warnings},
+		{"Documents that could not be read (not translated; --check fails)", r.Unreadable},
+		{"Problems of the flags' objects", r.Problems},
+		{"Not this controller's (their class does not exist)", r.Ignored},
+	} {
 		if len(list.lines) > 0 {
 			fmt.Fprintf(w, "%s:\n", list.title)
 			for _, l := range list.lines {
@@ -142,7 +154,15 @@ func (r *Report) writeObjects(w io.Writer) error {
 			served++
 		}
 	}
-	fmt.Fprintf(w, "%d objects: %d served, %d not served.\n\n", len(r.Objects), served, len(r.Objects)-served)
+	fmt.Fprintf(w, "%d objects: %d served, %d not served", len(r.Objects), served, len(r.Objects)-served)
+	switch n := len(r.Unreadable); n {
+	case 0:
+	case 1:
+		fmt.Fprint(w, "; 1 document could not be read")
+	default:
+		fmt.Fprintf(w, "; %d documents could not be read", n)
+	}
+	fmt.Fprint(w, ".\n\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OBJECT\tSTATE\tREASON\tMESSAGE")
 	for _, o := range r.Objects {

@@ -162,12 +162,13 @@ data:
 // TestAllowlistSourceRange: allowlist-source-range lets only the listed
 // client addresses through; the test's client is 127.0.0.1, so a list
 // without it answers 403 without reaching the backend, and a list with
-// 127.0.0.0/8 passes.
+// 127.0.0.0/8 passes, also written over several lines.
 func TestAllowlistSourceRange(t *testing.T) {
 	web := startBackend(t, "web", nil)
 	rj := start(t, `
 {{ingress "closed" "closed.example.com" "web" "allowlist-source-range" "10.0.0.0/8, 192.168.0.0/16"}}
 {{ingress "open" "open.example.com" "web" "allowlist-source-range" "10.0.0.0/8,127.0.0.0/8"}}
+{{ingress "block" "block.example.com" "web" "whitelist-source-range" "10.0.0.0/8,\n127.0.0.0/8,\n192.168.0.0/16\n"}}
 {{service "web" .web}}`, map[string]any{"web": web})
 
 	cases := []struct {
@@ -180,6 +181,7 @@ func TestAllowlistSourceRange(t *testing.T) {
 		// does not open the door.
 		{"forged X-Forwarded-For", "closed.example.com", []string{"X-Forwarded-For", "10.1.2.3"}, http.StatusForbidden},
 		{"127.0.0.0/8 listed", "open.example.com", nil, http.StatusOK},
+		{"127.0.0.0/8 listed in a YAML block, one entry per line", "block.example.com", nil, http.StatusOK},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

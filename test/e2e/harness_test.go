@@ -74,11 +74,11 @@ func start(t *testing.T, objects string, data map[string]any) *ramjet {
 	if err := tmpl.Execute(&manifest, data); err != nil {
 		t.Fatalf("objects template: %v", err)
 	}
-	snap, warnings, err := offline.Read([]string{"-"}, strings.NewReader(manifest.String()))
+	snap, notes, err := offline.Read([]string{"-"}, strings.NewReader(manifest.String()))
 	if err != nil {
 		t.Fatalf("reading the objects: %v", err)
 	}
-	for _, w := range warnings {
+	for _, w := range append(notes.Warnings, notes.Unreadable...) {
 		t.Errorf("reading the objects: %s", w)
 	}
 

@@ -8,7 +8,8 @@ import (
 // TestRewriteTargetCaptures: with rewrite-target /$2 on the path
 // /api(/|$)(.*) the backend gets the second capture as its path, and the
 // query string as sent; the path is a case-insensitive regex anchored at
-// the start, as ingress-nginx's location ~* "^/api(/|$)(.*)".
+// the start, as ingress-nginx's location ~* "^/api(/|$)(.*)"; so is the
+// Exact path beside it.
 func TestRewriteTargetCaptures(t *testing.T) {
 	web := startBackend(t, "web", nil)
 	rj := start(t, `
@@ -26,6 +27,7 @@ spec:
       http:
         paths:
           - {path: /api(/|$)(.*), pathType: ImplementationSpecific, backend: {service: {name: web, port: {name: http}}}}
+          - {path: "/api/user/register(/|$)(.*)", pathType: Exact, backend: {service: {name: web, port: {name: http}}}}
 {{service "web" .web}}`, map[string]any{"web": web})
 
 	cases := []struct {
@@ -39,6 +41,10 @@ spec:
 		{"deeper path", "/api/a/b/c", 200, "/a/b/c", ""},
 		{"case-insensitive", "/API/x", 200, "/x", ""},
 		{"no match", "/apix", http.StatusNotFound, "", ""},
+		// On a regex host an Exact path is a regex too (ingress-nginx's
+		// ~* "^<path>"), tried first as the longest.
+		{"an Exact capture path", "/api/user/register/confirm", 200, "/confirm", ""},
+		{"an Exact capture path itself", "/api/user/register", 200, "/", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ func Run(t *testing.T) {
 
 // translateCase runs the translation of a case and renders the sections.
 func translateCase(t *testing.T, a *archive) map[string]string {
-	snap, warnings, err := offline.Read([]string{"-"}, strings.NewReader(a.get("input.yaml")))
+	snap, notes, err := offline.Read([]string{"-"}, strings.NewReader(a.get("input.yaml")))
 	if err != nil {
 		t.Fatalf("reading input.yaml: %v", err)
 	}
@@ -89,16 +89,19 @@ func translateCase(t *testing.T, a *archive) map[string]string {
 	if err := enc.Encode(out.Config.Tenants[core.TenantName]); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]string{"ramjet.yaml": tenant.String(), "findings": findingLines(out, warnings)}
+	return map[string]string{"ramjet.yaml": tenant.String(), "findings": findingLines(out, notes)}
 }
 
-// findingLines renders the findings section: the input's warnings (an
+// findingLines renders the findings section: the input's notes (an
 // object that does not decode is left out, and a case must show it), every
 // finding, the state of every object, then the problems of the flags.
-func findingLines(out *sources.Output, warnings []string) string {
+func findingLines(out *sources.Output, notes offline.Notes) string {
 	var b strings.Builder
-	for _, w := range warnings {
+	for _, w := range notes.Warnings {
 		fmt.Fprintf(&b, "input: %s\n", w)
+	}
+	for _, u := range notes.Unreadable {
+		fmt.Fprintf(&b, "input unreadable: %s\n", u)
 	}
 	for _, f := range out.Findings {
 		fmt.Fprintf(&b, "%s %s/%s %s: %s\n", f.Object.Kind, f.Object.Namespace, f.Object.Name, f.Reason, f.Message)
