@@ -65,6 +65,13 @@ type Admin struct {
 	// Socket is the path of the unix socket (mode 0600). Empty turns the
 	// admin API off.
 	Socket string `yaml:"socket,omitempty" json:"socket,omitempty"`
+	// AllowLoopbackMembers lets the members of members_from: api pools (the
+	// ones PUT /v1/upstreams/{pool} sets and the file's seeds) be loopback
+	// addresses (127.0.0.0/8, ::1), for a host install whose own agent
+	// registers local services. False refuses them like every other
+	// address the address rule refuses (CheckMemberIP); the controller
+	// never needs it, since its members are pods.
+	AllowLoopbackMembers bool `yaml:"allow_loopback_members,omitempty" json:"allow_loopback_members,omitempty"`
 }
 
 // Limits are the protections every listener applies.

@@ -198,8 +198,8 @@ func tlsDialer(dialer *memberDialer, s transportSettings, files tlsFiles) func(c
 
 // memberDialer connects to members. A member given by IP address is dialled
 // as it is. A member given by DNS name is resolved at each connection (so
-// a changed record is followed at once), and a name that leads to a
-// loopback, link-local or unspecified address is refused: a name in the
+// a changed record is followed at once), and each address it resolves to
+// passes the address rule (config.CheckMemberIP): a name in the
 // configuration (an ExternalName Service, say) must not point the proxy at
 // itself, its node or a cloud metadata service.
 type memberDialer struct {
@@ -221,18 +221,15 @@ func (d *memberDialer) dial(ctx context.Context, network, addr string) (net.Conn
 	return d.byName.DialContext(ctx, network, addr)
 }
 
-// ErrLocalAddress is the error of a member name that resolved to an address
-// members may not have.
-var ErrLocalAddress = errors.New("a member given by name may not resolve to a loopback, link-local or unspecified address")
-
+// refuseLocalAddresses is the dialer's check of each address a DNS name
+// resolved to; its errors wrap config.ErrLocalAddress.
 func refuseLocalAddresses(_ context.Context, _, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return err
 	}
-	ip := ap.Addr().Unmap()
-	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
-		return fmt.Errorf("%w (got %s)", ErrLocalAddress, ip)
+	if err := config.CheckMemberIP(ap.Addr()); err != nil {
+		return fmt.Errorf("the member's name resolved to %w", err)
 	}
 	return nil
 }

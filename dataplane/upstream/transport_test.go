@@ -430,10 +430,11 @@ func TestMemberNamesMayNotLeadToLocalAddresses(t *testing.T) {
 	}
 	c.Close()
 	_, err = d.dial(context.Background(), "tcp", "localhost:"+port)
-	if !errors.Is(err, ErrLocalAddress) {
-		t.Errorf("dial localhost: %v, want ErrLocalAddress", err)
+	if !errors.Is(err, config.ErrLocalAddress) {
+		t.Errorf("dial localhost: %v, want config.ErrLocalAddress", err)
 	}
-	for _, addr := range []string{"169.254.169.254:80", "[fe80::1]:80", "0.0.0.0:80", "[::1]:80", "10.1.2.3:80"} {
+	// The results of names pass the one address rule (config.CheckMemberIP).
+	for _, addr := range []string{"169.254.169.254:80", "[fe80::1]:80", "0.0.0.0:80", "[::1]:80", "[::ffff:127.0.0.1]:80", "0.1.2.3:80", "[::]:80", "224.0.0.251:80", "10.1.2.3:80"} {
 		ap := netip.MustParseAddrPort(addr)
 		err := refuseLocalAddresses(context.Background(), "tcp", ap.String(), nil)
 		if refused := err != nil; refused != (ap.Addr() != netip.MustParseAddr("10.1.2.3")) {
