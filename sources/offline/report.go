@@ -76,16 +76,17 @@ func NewReport(out *sources.Output, warnings []string) *Report {
 }
 
 // NotAsWritten reports whether an object is not served as written: it is
-// not served, or has a finding other than ServiceNotFound and NoEndpoints
-// (which are about the cluster's state, not about how the object is
-// written). `translate --check` exits 1 then.
+// not served, or has a finding other than ServiceNotFound, NoEndpoints and
+// AddressRefused (which are about the cluster's state, its Services and
+// EndpointSlices, not about how the object is written). `translate
+// --check` exits 1 then.
 func (r *Report) NotAsWritten() bool {
 	for _, o := range r.Objects {
 		if o.State != core.Served {
 			return true
 		}
 		for _, f := range o.Findings {
-			if f.Reason != core.ServiceNotFound && f.Reason != core.NoEndpoints {
+			if f.Reason != core.ServiceNotFound && f.Reason != core.NoEndpoints && f.Reason != core.AddressRefused {
 				return true
 			}
 		}
