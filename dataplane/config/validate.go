@@ -463,6 +463,9 @@ func (p *Pool) validate(l *errorList, path string, loopback bool) {
 		if (p.TLS.CertFile == "") != (p.TLS.KeyFile == "") {
 			l.add(path+".tls", "cert_file and key_file go together: the client certificate and its key")
 		}
+		if p.TLS.InsecureSkipVerify && p.TLS.CAFile != "" {
+			l.add(path+".tls.ca_file", "is not used with insecure_skip_verify, which accepts any certificate; leave one of them out")
+		}
 	}
 	switch p.MembersFrom {
 	case "", MembersStatic, MembersAPI:

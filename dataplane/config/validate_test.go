@@ -438,6 +438,17 @@ func TestValidateRules(t *testing.T) {
 			pool(c).Scheme = config.SchemeHTTPS
 			pool(c).TLS = &config.PoolTLS{ServerName: "*.example.com"}
 		}, []wantErr{{P + ".tls.server_name", "*.example.com"}}},
+		{"pool tls without verification", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeHTTPS
+			pool(c).TLS = &config.PoolTLS{InsecureSkipVerify: true, ServerName: "api.internal", CertFile: "client.crt", KeyFile: "client.key"}
+		}, nil},
+		{"pool tls without verification and a CA", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeH2
+			pool(c).TLS = &config.PoolTLS{InsecureSkipVerify: true, CAFile: "ca.pem"}
+		}, []wantErr{{P + ".tls.ca_file", "is not used with insecure_skip_verify"}}},
+		{"pool tls without verification on http", func(c *config.Config) {
+			pool(c).TLS = &config.PoolTLS{InsecureSkipVerify: true}
+		}, []wantErr{{P + ".tls", "only applies to the schemes https and h2"}}},
 		{"pool tls client certificate", func(c *config.Config) {
 			pool(c).Scheme = config.SchemeHTTPS
 			pool(c).TLS = &config.PoolTLS{CAFile: "ca.pem", CertFile: "client.crt", KeyFile: "client.key"}

@@ -49,6 +49,7 @@ func IsDialError(err error) bool {
 type transportSettings struct {
 	scheme           config.Scheme
 	serverName       string
+	skipVerify       bool   // tls.insecure_skip_verify
 	caDigest         string // sha256 of the CA file's content, "" for system roots
 	clientCertDigest string // sha256 of the client certificate's chain, "" for none
 	connectTimeout   time.Duration
@@ -152,9 +153,9 @@ func protocols(s config.Scheme) *http.Protocols {
 	return p
 }
 
-// tlsDialer connects and completes a verified TLS handshake, so that a
-// member with a certificate we do not trust is a DialError like a refused
-// connection. A client certificate is presented to a member that asks for
+// tlsDialer connects and completes a TLS handshake, verified unless the
+// pool says insecure_skip_verify, so that a member with a certificate we do
+// not trust is a DialError like a refused connection. A client certificate is presented to a member that asks for
 // one, whatever authorities it names (as nginx's proxy_ssl_certificate):
 // the member is the judge of it.
 func tlsDialer(dialer *memberDialer, s transportSettings, files tlsFiles) func(context.Context, string, string) (net.Conn, error) {
@@ -181,6 +182,7 @@ func tlsDialer(dialer *memberDialer, s transportSettings, files tlsFiles) func(c
 			GetClientCertificate: clientCert,
 			NextProtos:           alpn,
 			MinVersion:           tls.VersionTLS12,
+			InsecureSkipVerify:   s.skipVerify,
 		})
 		hctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
 		defer cancel()

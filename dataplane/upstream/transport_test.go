@@ -153,6 +153,14 @@ func TestTransportKeyedBySettings(t *testing.T) {
 			}
 		})
 	}
+	t.Run("verification off", func(t *testing.T) {
+		s := NewState()
+		verified := mustBuild(t, s, "a", &config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{ServerName: "a"}})
+		unverified := mustBuild(t, s, "b", &config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{ServerName: "a", InsecureSkipVerify: true}})
+		if verified.Transport == unverified.Transport {
+			t.Error("a pool that verifies its members shares the transport of one that does not")
+		}
+	})
 }
 
 // TestIdleConnectionsAcrossCommit checks that a transport still used keeps
@@ -348,6 +356,16 @@ func TestDial(t *testing.T) {
 		{name: "https to a member without ALPN", cfg: config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{CAFile: rightCA}},
 			url: "https://" + noALPN.Addr().String(), wantProto: "HTTP/1.1"},
 		{name: "h2c", cfg: config.Pool{Scheme: config.SchemeH2C}, url: h2cSrv.URL, wantProto: "HTTP/2.0"},
+		// insecure_skip_verify (nginx's proxy_ssl_verify off) accepts any
+		// certificate, for any name; the member is still reached over TLS.
+		{name: "https without verification", cfg: config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{InsecureSkipVerify: true}},
+			url: tlsSrv.URL, wantProto: "HTTP/1.1"},
+		{name: "https without verification, another name", cfg: config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{InsecureSkipVerify: true, ServerName: "wrong.test"}},
+			url: tlsSrv.URL, wantProto: "HTTP/1.1"},
+		{name: "https without verification to a plain server", cfg: config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{InsecureSkipVerify: true}},
+			url: "https://" + plainSrv.Listener.Addr().String(), wantDial: "TLS: "},
+		{name: "h2 without verification", cfg: config.Pool{Scheme: config.SchemeH2, TLS: &config.PoolTLS{InsecureSkipVerify: true}},
+			url: h2Srv.URL, wantProto: "HTTP/2.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
