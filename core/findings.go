@@ -10,7 +10,7 @@ import (
 type Reason string
 
 // The reasons of findings (the Events of seed 002, plus ClassConflict,
-// UnknownPathType and AddressRefused).
+// UnknownPathType, AddressRefused and BackendTLS).
 const (
 	// PathConflict: another object (served or not), the default backend or
 	// a generated name has a prior owner, or the host belongs to another
@@ -27,6 +27,11 @@ const (
 	// (loopback, unspecified, link-local, multicast, broadcast); it is left
 	// out, and the route answers 503 when no member is left.
 	AddressRefused Reason = "AddressRefused"
+	// BackendTLS: members reached over TLS are verified in a way their
+	// certificates are unlikely to pass (against the system's roots, for a
+	// pod's address): requests to them answer 502 until the object names
+	// the CA (proxy-ssl-secret) and the name (proxy-ssl-name).
+	BackendTLS Reason = "BackendTLS"
 	// UnsupportedAccessControl: a fail-closed annotation is present; the
 	// object is not served.
 	UnsupportedAccessControl Reason = "UnsupportedAccessControl"

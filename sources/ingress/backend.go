@@ -31,7 +31,9 @@ func (t *translation) backend(b *networkingv1.IngressBackend, field string) *cor
 		port = strconv.Itoa(int(b.Service.Port.Number))
 	}
 	out := &core.Backend{Namespace: t.ing.Namespace, Service: b.Service.Name, Port: port}
-	members, problems := Resolve(t.snap, snapshot.Key{Namespace: t.ing.Namespace, Name: b.Service.Name}, b.Service.Port, ResolveOptions{
+	svcKey := snapshot.Key{Namespace: t.ing.Namespace, Name: b.Service.Name}
+	t.checkBackendTLS(svcKey)
+	members, problems := Resolve(t.snap, svcKey, b.Service.Port, ResolveOptions{
 		AllowExternalName: t.opts.AllowExternalName,
 		ServiceUpstream:   t.c.Settings.Pool.ServiceUpstream,
 	})
