@@ -238,12 +238,15 @@ func TestAdminAPIErrors(t *testing.T) {
 func TestAPIMembersPassTheAddressRule(t *testing.T) {
 	td := startDaemon(t, apiPoolConfig, map[string]any{"Strict": true, "Seed": []string{}, "Version": 1})
 	_, healthPort, _ := net.SplitHostPort(td.bound["health"])
-	for _, host := range []string{"127.0.0.1", "[::ffff:127.0.0.1]", "[::1]", "0.0.0.0", "169.254.169.254", "[fe80::1]"} {
+	// The last one is the health listener itself: were it taken, the GET
+	// below would get ramjetd's /metrics (and no request goes anywhere
+	// else even then).
+	for _, host := range []string{"169.254.169.254", "[fe80::1]", "[::1]", "0.0.0.0", "[::ffff:127.0.0.1]", "127.0.0.1"} {
 		member := host + ":" + healthPort
-		err := td.admin.SetMembers(context.Background(), "p", []config.Member{{Address: "10.0.0.1:80"}, {Address: member}})
+		err := td.admin.SetMembers(context.Background(), "p", []config.Member{{Address: member}})
 		var ae *admin.APIError
-		if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Message, `members[1].address: "`+member+`"`) {
-			t.Errorf("PUT a member %s: %v, want 400 naming members[1].address and the member", member, err)
+		if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Message, `members[0].address: "`+member+`"`) {
+			t.Errorf("PUT a member %s: %v, want 400 naming members[0].address and the member", member, err)
 		}
 	}
 	if p, _ := td.Pool("p"); p.MemberCount != 0 {
