@@ -9,8 +9,8 @@ import (
 // Reason is the reason of a finding, as its Event shows it.
 type Reason string
 
-// The reasons of findings (the Events of seed 002, plus ClassConflict and
-// UnknownPathType).
+// The reasons of findings (the Events of seed 002, plus ClassConflict,
+// UnknownPathType, AddressRefused and BackendTLS).
 const (
 	// PathConflict: another object (served or not), the default backend or
 	// a generated name has a prior owner, or the host belongs to another
@@ -22,6 +22,16 @@ const (
 	// NoEndpoints: the Service has no ready endpoints; the route answers
 	// 503.
 	NoEndpoints Reason = "NoEndpoints"
+	// AddressRefused: an address of the Service (an endpoint, the
+	// ClusterIP, an ExternalName's IP address) is one a member may not be
+	// (loopback, unspecified, link-local, multicast, broadcast); it is left
+	// out, and the route answers 503 when no member is left.
+	AddressRefused Reason = "AddressRefused"
+	// BackendTLS: members reached over TLS are verified in a way their
+	// certificates are unlikely to pass (against the system's roots, for a
+	// pod's address): requests to them answer 502 until the object names
+	// the CA (proxy-ssl-secret) and the name (proxy-ssl-name).
+	BackendTLS Reason = "BackendTLS"
 	// UnsupportedAccessControl: a fail-closed annotation is present; the
 	// object is not served.
 	UnsupportedAccessControl Reason = "UnsupportedAccessControl"

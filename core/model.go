@@ -144,6 +144,11 @@ type Settings struct {
 	BasicAuth *BasicAuth
 	// Pool changes how the paths' pools reach their members.
 	Pool PoolSettings
+	// VerifyMembers is proxy-ssl-verify as written (true for "on", false
+	// for "off"), nil when absent: what the object asks about verifying
+	// its members' certificates. The input decides with the controller's
+	// --backend-tls-verify, setting Pool.SkipVerify.
+	VerifyMembers *bool
 	// Protected is true when the contribution restricts access (basic auth,
 	// source ranges): its default backend is then not served, since the
 	// catch-all has no access control.
@@ -185,7 +190,10 @@ type PoolSettings struct {
 	ServerName string
 	CA         []byte // PEM bundle for verifying members; nil: system roots
 	// ClientCert is presented to members that ask for one (proxy-ssl-secret).
-	ClientCert      *Certificate
+	ClientCert *Certificate
+	// SkipVerify accepts any certificate of members reached over TLS (the
+	// pool's tls.insecure_skip_verify); CA is then nil.
+	SkipVerify      bool
 	Balance         config.Balance
 	Hash            *config.Hash
 	ServiceUpstream bool
@@ -193,7 +201,8 @@ type PoolSettings struct {
 
 // IsZero reports whether the settings are the defaults.
 func (p PoolSettings) IsZero() bool {
-	return p.Scheme == "" && p.ServerName == "" && p.CA == nil && p.ClientCert == nil && p.Balance == "" && p.Hash == nil && !p.ServiceUpstream
+	return p.Scheme == "" && p.ServerName == "" && p.CA == nil && p.ClientCert == nil && !p.SkipVerify &&
+		p.Balance == "" && p.Hash == nil && !p.ServiceUpstream
 }
 
 // Fragment is what one annotation family (or filter) contributes: a change

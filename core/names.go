@@ -54,7 +54,8 @@ func (p PoolSettings) digest() string {
 		Balance         config.Balance
 		Hash            *config.Hash
 		ServiceUpstream bool
-	}{p.Scheme, p.ServerName, p.CA, cert, key, p.Balance, p.Hash, p.ServiceUpstream})
+		SkipVerify      bool `json:",omitempty"`
+	}{p.Scheme, p.ServerName, p.CA, cert, key, p.Balance, p.Hash, p.ServiceUpstream, p.SkipVerify})
 	sum := sha256.Sum256(text)
 	return hex.EncodeToString(sum[:])
 }

@@ -256,8 +256,8 @@ func (r *rendering) pool(b *Backend, s PoolSettings) *config.Pool {
 	if p.Members == nil {
 		p.Members = []config.Member{}
 	}
-	if s.Scheme.UsesTLS() && (s.ServerName != "" || s.CA != nil || s.ClientCert != nil) {
-		p.TLS = &config.PoolTLS{ServerName: s.ServerName}
+	if s.Scheme.UsesTLS() && (s.ServerName != "" || s.CA != nil || s.ClientCert != nil || s.SkipVerify) {
+		p.TLS = &config.PoolTLS{ServerName: s.ServerName, InsecureSkipVerify: s.SkipVerify}
 		if s.CA != nil {
 			p.TLS.CAFile = r.file(s.CA, ".ca.pem")
 		}

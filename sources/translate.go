@@ -91,9 +91,13 @@ func (o *Output) defaultBackend(snap *snapshot.Snapshot, opts Options) *core.Bac
 		o.Problems = append(o.Problems, err.Error())
 		return nil
 	}
-	members, problem := ingress.Resolve(snap, key, port, ingress.ResolveOptions{AllowExternalName: opts.IngressOptions.AllowExternalName})
-	if problem != nil {
-		o.Problems = append(o.Problems, fmt.Sprintf("--default-backend %s: %s; it answers 503", opts.DefaultBackend, problem.Message))
+	members, problems := ingress.Resolve(snap, key, port, ingress.ResolveOptions{AllowExternalName: opts.IngressOptions.AllowExternalName})
+	for _, problem := range problems {
+		if len(members) == 0 {
+			o.Problems = append(o.Problems, fmt.Sprintf("--default-backend %s: %s; it answers 503", opts.DefaultBackend, problem.Message))
+		} else {
+			o.Problems = append(o.Problems, fmt.Sprintf("--default-backend %s: %s", opts.DefaultBackend, problem.Message))
+		}
 	}
 	portName := port.Name
 	if portName == "" {

@@ -1,9 +1,10 @@
 // Package backendprotocol is the backend-protocol family: how the pools of
 // an object's paths talk to their members. HTTP (the default), HTTPS, GRPC
 // (HTTP/2 without TLS) and GRPCS (HTTP/2 over TLS), case-insensitive as in
-// ingress-nginx. Members reached over TLS always have their certificates
-// verified (see the proxy-ssl family for the CA and the name); AUTO_HTTP,
-// FCGI and AJP are not supported and leave the backend on HTTP.
+// ingress-nginx. Members reached over TLS have their certificates verified
+// as the controller's --backend-tls-verify says (see the proxy-ssl family
+// for the CA, the name and proxy-ssl-verify); AUTO_HTTP, FCGI and AJP are
+// not supported and leave the backend on HTTP.
 package backendprotocol
 
 import (
@@ -42,10 +43,12 @@ func init() {
 		Keys: []registry.Key{
 			{Name: key, Validate: validate, Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "HTTP",
 				Doc: "HTTP (HTTP/1.1), HTTPS (HTTP/1.1 over TLS), GRPC (HTTP/2 without TLS, h2c) or GRPCS (HTTP/2 over TLS), case-insensitive. " +
-					"Over TLS the member's certificate is always verified: against the CA of proxy-ssl-secret (else the system's roots), " +
-					"for the name of proxy-ssl-name (else the member's address, which for a pod is its IP).",
+					"Over TLS the member's certificate is verified (the controller's --backend-tls-verify=always, the default; with annotated only under proxy-ssl-verify: \"on\"): " +
+					"against the CA of proxy-ssl-secret (else the system's roots), for the name of proxy-ssl-name (else the member's address, which for a pod is its IP). " +
+					"Verified against the system's roots, a pod's members get a BackendTLS finding: their self-signed or private-CA certificates fail.",
 				Differs: "ingress-nginx does not verify HTTPS or GRPCS members unless proxy-ssl-verify is on, and sends no SNI; " +
-					"Ramjet always verifies, so a member with a self-signed or private-CA certificate needs proxy-ssl-secret (and proxy-ssl-name) or its requests fail with 502. " +
+					"Ramjet verifies by default, so a member with a self-signed or private-CA certificate needs proxy-ssl-secret (and proxy-ssl-name) or its requests fail with 502 (BackendTLS says so); " +
+					"--backend-tls-verify=annotated follows ingress-nginx. " +
 					"AUTO_HTTP, FCGI and AJP are not supported: InvalidAnnotation, and the members are reached over HTTP (ingress-nginx falls back to HTTP for invalid values with only a log line)."},
 		},
 		Parse: parse,

@@ -1,11 +1,14 @@
 // Package proxyssl is the proxy-ssl family: TLS from ramjetd to the members
-// of pools spoken to over TLS (backend-protocol HTTPS or GRPCS). Members'
-// certificates are always verified; proxy-ssl-secret supplies the CA they
-// are verified against (ca.crt) and a client certificate presented to them
-// (tls.crt, tls.key), proxy-ssl-name the name sent by SNI and verified. A
-// Secret that is missing or does not load is ignored with a finding, and
-// the members are then verified against the system's roots, which a
-// private CA's certificate fails: the pool fails closed, never open.
+// of pools spoken to over TLS (backend-protocol HTTPS or GRPCS).
+// proxy-ssl-secret supplies the CA the members' certificates are verified
+// against (ca.crt) and a client certificate presented to them (tls.crt,
+// tls.key), proxy-ssl-name the name sent by SNI and verified, and
+// proxy-ssl-verify what the object asks about verification, which the
+// Ingress input weighs with the controller's --backend-tls-verify (always,
+// the default, verifies every such pool). A Secret that is missing or does
+// not load is ignored with a finding, and the members are then verified
+// against the system's roots, which a private CA's certificate fails: the
+// pool fails closed, never open.
 package proxyssl
 
 import (
@@ -50,10 +53,14 @@ func init() {
 				Doc: "The name verified in the members' certificates (a DNS name, also sent by SNI, or an IP address); " +
 					"without it, the member's address, which for a pod is its IP. Only with backend-protocol HTTPS or GRPCS.",
 				Differs: "ingress-nginx uses it only together with proxy-ssl-secret and sends it by SNI only with proxy-ssl-server-name: on; " +
-					"Ramjet always verifies it and always sends it by SNI. nginx variables are not interpolated."},
-			{Name: keyVerify, Validate: validateVerify, Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "on",
-				Doc:     `"on" changes nothing: Ramjet always verifies the members' certificates. "off" is refused (InvalidAnnotation).`,
-				Differs: `ingress-nginx's default is "off" (members are not verified); Ramjet has no way to turn verification off.`},
+					"Ramjet verifies it whenever the members are verified (see proxy-ssl-verify) and always sends it by SNI. nginx variables are not interpolated."},
+			{Name: keyVerify, Validate: validateVerify, Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "off",
+				Doc: `"on" or "off", whether the members' certificates are verified; what counts is the controller's --backend-tls-verify. ` +
+					`always (its default) verifies every object's members: "on" changes nothing, "off" is refused (InvalidAnnotation) and they are verified. ` +
+					`annotated follows ingress-nginx: only "on" verifies (against ca.crt of proxy-ssl-secret, else the system's roots), "off" and no key do not. Only with backend-protocol HTTPS or GRPCS.`,
+				Differs: `ingress-nginx verifies only with "on" and a proxy-ssl-secret holding ca.crt (without the Secret the key is ignored), and without proxy-ssl-name checks the name "upstream_balancer"; ` +
+					`Ramjet with --backend-tls-verify=always verifies every object, and with annotated verifies every object that says "on", against the system's roots when no CA is given (a BackendTLS finding says so), for proxy-ssl-name or else the member's address. ` +
+					`Values are trimmed and case-insensitive (ingress-nginx treats "On" as invalid, hence "off").`},
 			ignored("proxy-ssl-server-name", registry.RiskLow, "off",
 				"on sends proxy-ssl-name by SNI to HTTPS members; off, the default, sends no SNI",
 				"ramjetd always sends SNI to members reached over TLS: proxy-ssl-name, or else the member's address when it is a DNS name (TLS has no SNI for IP addresses)"),
@@ -102,13 +109,23 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	if ref, ok := values[keySecret]; ok {
 		ca, client = secret(ctx, strings.TrimSpace(ref))
 	}
-	if name == "" && ca == nil && client == nil {
+	var verify *bool
+	if v, ok := values[keyVerify]; ok {
+		on := normalVerify(v) == "on"
+		verify = &on
+	}
+	if name == "" && ca == nil && client == nil && verify == nil {
 		return nil
 	}
 	return func(s *core.Settings) {
 		s.Pool.ServerName, s.Pool.CA, s.Pool.ClientCert = name, ca, client
+		s.VerifyMembers = verify
 	}
 }
+
+// normalVerify is a proxy-ssl-verify value as Ramjet compares it: trimmed,
+// lower case.
+func normalVerify(v string) string { return strings.ToLower(strings.TrimSpace(v)) }
 
 // secret reads the CA bundle and the client certificate of the Secret ref
 // names, each checked with the data plane's loader. Any problem ignores the
@@ -184,15 +201,12 @@ func validateSecret(v string) error {
 	return nil
 }
 
-// validateVerify accepts "on" and refuses "off": verification cannot be
-// turned off.
+// validateVerify accepts "on" and "off"; whether "off" is honoured is the
+// controller's --backend-tls-verify.
 func validateVerify(v string) error {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "on":
+	switch normalVerify(v) {
+	case "on", "off":
 		return nil
-	case "off":
-		return fmt.Errorf("%s is refused: Ramjet always verifies the certificates of members reached over TLS; "+
-			"put the CA that signs them in the key ca.crt of a Secret named by proxy-ssl-secret, and set proxy-ssl-name when they do not name the member's address", core.Quote(v))
 	}
-	return fmt.Errorf(`%s is not "on" (verification is always on)`, core.Quote(v))
+	return fmt.Errorf(`%s is neither "on" nor "off"`, core.Quote(v))
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"slices"
 	"strings"
@@ -87,9 +88,12 @@ func keyPEM(t *testing.T, k *ecdsa.PrivateKey) []byte {
 // want is the expected pool settings: the proxy-ssl fields.
 type want struct {
 	serverName string
-	ca         bool // the Secret's ca.crt
-	client     bool // the Secret's client certificate
+	ca         bool  // the Secret's ca.crt
+	client     bool  // the Secret's client certificate
+	verify     *bool // proxy-ssl-verify as recorded
 }
+
+var on, off = new(true), new(false)
 
 func TestProxySSL(t *testing.T) {
 	p := newPKI(t)
@@ -138,15 +142,14 @@ func TestProxySSL(t *testing.T) {
 		{name: "name is an IPv6 address", annotations: with(https, "proxy-ssl-name", "fd00::1"), want: want{serverName: "fd00::1"}},
 		{name: "name with 63-byte label", annotations: with(https, "proxy-ssl-name", strings.Repeat("a", 63)+".example"),
 			want: want{serverName: strings.Repeat("a", 63) + ".example"}},
-		{name: "verify on changes nothing", annotations: with(https, "proxy-ssl-verify", "on")},
-		{name: "verify ON", annotations: with(https, "proxy-ssl-verify", "ON", "proxy-ssl-secret", "ca"), want: want{ca: true}},
-
-		{name: "verify off is refused", annotations: with(https, "proxy-ssl-verify", "off", "proxy-ssl-secret", "ca"), want: want{ca: true},
-			findings: []string{`InvalidAnnotation proxy-ssl-verify: "off" is refused: Ramjet always verifies`}},
-		{name: "verify OFF is refused", annotations: with(https, "proxy-ssl-verify", " OFF "),
-			findings: []string{`InvalidAnnotation proxy-ssl-verify: " OFF " is refused`}},
+		// proxy-ssl-verify is recorded; the Ingress input weighs it with
+		// --backend-tls-verify (sources/testdata/backend-tls-verify-*).
+		{name: "verify on", annotations: with(https, "proxy-ssl-verify", "on"), want: want{verify: on}},
+		{name: "verify ON", annotations: with(https, "proxy-ssl-verify", "ON", "proxy-ssl-secret", "ca"), want: want{ca: true, verify: on}},
+		{name: "verify off", annotations: with(https, "proxy-ssl-verify", "off", "proxy-ssl-secret", "ca"), want: want{ca: true, verify: off}},
+		{name: "verify OFF", annotations: with(https, "proxy-ssl-verify", " OFF "), want: want{verify: off}},
 		{name: "verify other value", annotations: with(https, "proxy-ssl-verify", "true"),
-			findings: []string{`InvalidAnnotation proxy-ssl-verify: "true" is not "on"`}},
+			findings: []string{`InvalidAnnotation proxy-ssl-verify: "true" is neither "on" nor "off"`}},
 		{name: "wildcard name", annotations: with(https, "proxy-ssl-name", "*.internal.example"),
 			findings: []string{`InvalidAnnotation proxy-ssl-name: "*.internal.example" is a wildcard`}},
 		{name: "nginx variable as name", annotations: with(https, "proxy-ssl-name", "$host"),
@@ -199,7 +202,7 @@ func TestProxySSL(t *testing.T) {
 				"InvalidAnnotation proxy-ssl-name: applies only to members reached over TLS (backend-protocol HTTPS or GRPCS), and the backend protocol of this object is HTTP",
 			}},
 		{name: "verify off on an HTTP backend", annotations: map[string]string{"proxy-ssl-verify": "off"},
-			findings: []string{`InvalidAnnotation proxy-ssl-verify: "off" is refused`}},
+			findings: []string{`InvalidAnnotation proxy-ssl-verify: applies only to members reached over TLS`}},
 
 		{name: "ciphers have no counterpart", annotations: with(https, "proxy-ssl-ciphers", "HIGH:!aNULL"),
 			findings: []string{"UnknownAnnotation proxy-ssl-ciphers has no counterpart in Ramjet: ramjetd uses Go's TLS cipher suites"}},
@@ -228,12 +231,22 @@ func TestProxySSL(t *testing.T) {
 				t.Errorf("CA = %q, want the Secret's ca.crt: %v", pool.CA, tc.want.ca)
 			}
 			checkClient(t, pool.ClientCert, tc.want.client, p)
+			if got, want := got.Settings.VerifyMembers, tc.want.verify; (got == nil) != (want == nil) || got != nil && *got != *want {
+				t.Errorf("VerifyMembers = %v, want %v", fmtBool(got), fmtBool(want))
+			}
 			checkFindings(t, got.Findings, tc.findings, p)
 			if err := dataPlaneAccepts(pool); err != nil {
 				t.Errorf("the data plane refuses the pool: %v", err)
 			}
 		})
 	}
+}
+
+func fmtBool(b *bool) string {
+	if b == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*b)
 }
 
 func checkClient(t *testing.T, c *core.Certificate, want bool, p pki) {

@@ -54,7 +54,7 @@ func main() {
 // translationFlags are the flags translation shares with the controller.
 type translationFlags struct {
 	base, annotations, defaultBackend, defaultCert, httpsListener, fileDir string
-	ingressClass, controllerClass                                          string
+	ingressClass, controllerClass, backendTLSVerify                        string
 	ingress, gatewayAPI, withoutClass, crossNamespace, externalName        bool
 	assumeClasses                                                          []string
 }
@@ -69,6 +69,7 @@ func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
 	fs.BoolVar(&f.crossNamespace, "cross-namespace-paths", false, "let Ingresses of every namespace add paths to a host, as ingress-nginx does")
 	fs.BoolVar(&f.externalName, "allow-external-name-services", false, "follow ExternalName Services (off: they answer 503)")
+	fs.StringVar(&f.backendTLSVerify, "backend-tls-verify", string(ingress.VerifyAlways), `which members reached over TLS are verified: "always", or "annotated" (only with proxy-ssl-verify: "on", as ingress-nginx)`)
 	fs.StringVar(&f.defaultBackend, "default-backend", "", "namespace/name:port of the Service answering unmatched requests (default: 404)")
 	fs.StringVar(&f.defaultCert, "default-ssl-certificate", "", "namespace/name of the TLS Secret for hosts without their own certificate (default: a generated one)")
 	fs.StringVar(&f.httpsListener, "https-listener", "https", "name of the base's listener that serves HTTPS")
@@ -96,6 +97,10 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 			return sources.Options{}, nil, err
 		}
 	}
+	verify, err := ingress.ParseBackendTLSVerify(f.backendTLSVerify)
+	if err != nil {
+		return sources.Options{}, nil, err
+	}
 	base, err := f.loadBase()
 	if err != nil {
 		return sources.Options{}, nil, err
@@ -105,7 +110,7 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 		IngressOptions: ingress.Options{
 			IngressClass: f.ingressClass, ControllerClass: f.controllerClass,
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
-			AssumeClasses: f.assumeClasses,
+			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify,
 		},
 		DefaultBackend: f.defaultBackend, DefaultSSLCertificate: f.defaultCert, HTTPSListener: f.httpsListener,
 	}

@@ -49,6 +49,42 @@ spec:
             backend: {serviceName: web, servicePort: 80}
 `
 
+// httpsManifest is an Ingress of the class ramjet whose backend is reached
+// over HTTPS, with no proxy-ssl-secret, and its Service's endpoints.
+const httpsManifest = `
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: argocd
+  namespace: argocd
+  annotations: {nginx.ingress.kubernetes.io/backend-protocol: HTTPS}
+spec:
+  ingressClassName: ramjet
+  rules:
+    - host: argocd.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: argocd-server, port: {number: 443}}}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: argocd-server, namespace: argocd}
+spec: {ports: [{port: 443, targetPort: 8080}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: argocd-server-1, namespace: argocd, labels: {kubernetes.io/service-name: argocd-server}}
+addressType: IPv4
+ports: [{port: 8080}]
+endpoints:
+  - addresses: [10.1.0.1]
+`
+
 func TestTranslateCommand(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "ramjet-ingress")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -98,6 +134,20 @@ func TestTranslateCommand(t *testing.T) {
 			t.Errorf("%d objects, want 3", len(report.Objects))
 		}
 	})
+	t.Run("--backend-tls-verify reaches the offline translation and --check", func(t *testing.T) {
+		// An HTTPS backend without proxy-ssl-secret, as 23 of 259 real
+		// Ingresses: verified by default, which fails for a pod (BackendTLS,
+		// --check exits 1); annotated follows ingress-nginx and does not
+		// verify it (--check passes).
+		out, code := run(httpsManifest, "translate", "-f", "-", "--check")
+		if code != 1 || !strings.Contains(out, "BackendTLS") {
+			t.Errorf("default (always): exit %d, want 1 with a BackendTLS finding:\n%s", code, out)
+		}
+		out, code = run(httpsManifest, "translate", "-f", "-", "--check", "--backend-tls-verify=annotated")
+		if code != 0 || strings.Contains(out, "BackendTLS") || !strings.Contains(out, "insecure_skip_verify: true") {
+			t.Errorf("annotated: exit %d, want 0, no BackendTLS finding and an unverified pool:\n%s", code, out)
+		}
+	})
 	t.Run("without the assumed class nothing is ours", func(t *testing.T) {
 		out, code := run(manifest, "translate", "-f", "-", "--check")
 		if code != 0 || !strings.Contains(out, "0 objects") {
@@ -129,6 +179,7 @@ func TestTranslateCommand(t *testing.T) {
 			{"translate", "-f", "-", "--annotations", "nope"},
 			{"translate", "-f", "-", "--default-backend", "nonamespace"},
 			{"translate", "-f", "-", "--ingress=false"},
+			{"translate", "-f", "-", "--backend-tls-verify", "sometimes"},
 			{"translate"},
 			{"frobnicate"},
 		} {
@@ -158,6 +209,7 @@ func TestTranslateCommand(t *testing.T) {
 			{append(required, "--publish-service", "noslash"), `--publish-service "noslash": want namespace/name`},
 			{append(required, "--no-status-update", "--kubeconfig", filepath.Join(dir, "missing")), "connecting to the API server"},
 			{append(required, "--no-status-update", "--log-level", "loud"), `--log-level "loud"`},
+			{append(required, "--no-status-update", "--backend-tls-verify", "never"), `--backend-tls-verify "never": want always or annotated`},
 		} {
 			out, code := run("", tc.args...)
 			if code != 2 || !strings.Contains(out, tc.want) {

@@ -78,7 +78,9 @@ type Backend interface {
 	// Reload loads the configuration file again. A *ConfigError means the
 	// file was refused and nothing changed.
 	Reload() (generation uint64, err error)
-	// SetMembers replaces the members of an api pool; the errors are
+	// SetMembers checks members with the rules of the configuration
+	// serving (config.ValidateMembers) and replaces the members of an api
+	// pool with them; the errors are a *MembersError,
 	// upstream.ErrUnknownPool and upstream.ErrStaticPool.
 	SetMembers(pool string, members []config.Member) error
 	// Pools lists the pools serving now, sorted by name, without members.
@@ -88,6 +90,17 @@ type Backend interface {
 	// Status describes what is serving.
 	Status() Status
 }
+
+// MembersError is a member list SetMembers refused (PUT
+// /v1/upstreams/{pool} answers 400 with its message, which names each
+// member's field).
+type MembersError struct {
+	Err error
+}
+
+func (e *MembersError) Error() string { return e.Err.Error() }
+
+func (e *MembersError) Unwrap() error { return e.Err }
 
 // ConfigError is a configuration refused for the reasons listed.
 type ConfigError struct {

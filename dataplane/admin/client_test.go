@@ -102,7 +102,8 @@ func TestClientSetMembers(t *testing.T) {
 			wantSet: []setCall{{"nope", []config.Member{}}}},
 		{name: "static pool", pool: "web", setErr: upstream.ErrStaticPool, wantStatus: 409, wantIn: "members_from: static",
 			wantSet: []setCall{{"web", []config.Member{}}}},
-		{name: "invalid member", pool: "web", members: []config.Member{{Address: "x"}}, wantStatus: 400, wantIn: "members[0].address"},
+		{name: "invalid member", pool: "web", members: []config.Member{{Address: "x"}}, wantStatus: 400, wantIn: "members[0].address",
+			wantSet: []setCall{{"web", []config.Member{{Address: "x"}}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

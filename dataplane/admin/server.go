@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"syscall"
 	"time"
 
-	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
 )
 
@@ -65,22 +63,15 @@ func reload(w http.ResponseWriter, b Backend) {
 
 func setMembers(w http.ResponseWriter, r *http.Request, b Backend) {
 	pool := r.PathValue("pool")
-	var body Members
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil {
-		writeError(w, http.StatusBadRequest, "the body must be {\"members\": [{\"address\": \"host:port\", \"weight\": 1}, ...]}: "+err.Error())
-		return
-	}
-	if dec.More() {
-		writeError(w, http.StatusBadRequest, "the body must hold one JSON object")
-		return
-	}
-	if err := config.ValidateMembers(body.Members); err != nil {
+	members, err := decodeMembers(r.Body)
+	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	switch err := b.SetMembers(pool, body.Members); {
+	var invalid *MembersError
+	switch err := b.SetMembers(pool, members); {
+	case errors.As(err, &invalid):
+		writeError(w, http.StatusBadRequest, invalid.Error())
 	case errors.Is(err, upstream.ErrUnknownPool):
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no pool %q", pool))
 	case errors.Is(err, upstream.ErrStaticPool):
@@ -88,7 +79,7 @@ func setMembers(w http.ResponseWriter, r *http.Request, b Backend) {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"pool": pool, "members": len(body.Members)})
+		writeJSON(w, http.StatusOK, map[string]any{"pool": pool, "members": len(members)})
 	}
 }
 

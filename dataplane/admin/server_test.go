@@ -39,8 +39,13 @@ func (b *fakeBackend) Reload() (uint64, error) {
 	return b.generation, nil
 }
 
+// SetMembers validates members as the daemon does (without
+// allow_loopback_members), then answers setErr.
 func (b *fakeBackend) SetMembers(pool string, members []config.Member) error {
 	b.setCalls = append(b.setCalls, setCall{pool, members})
+	if err := config.ValidateMembers(members, false); err != nil {
+		return &MembersError{Err: err}
+	}
 	return b.setErr
 }
 
@@ -161,20 +166,69 @@ func TestHandler(t *testing.T) {
 			wantCode: 500, wantBody: "{\n  \"error\": \"boom\"\n}\n",
 			wantSet: []setCall{{"web", []config.Member{}}}},
 		{name: "set empty body", method: "PUT", path: "/v1/upstreams/web", body: "",
-			wantCode: 400, wantBody: "{\n  \"error\": \"" + usage + "EOF\"\n}\n"},
+			wantCode: 400, wantBody: "{\n  \"error\": \"" + usage + "the body is empty or cut short\"\n}\n"},
 		{name: "set unknown field", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [], "extra": 1}`,
-			wantCode: 400, wantBody: "{\n  \"error\": \"" + usage + "json: unknown field \\\"extra\\\"\"\n}\n"},
+			wantCode: 400, wantBody: "{\n  \"error\": \"" + usage + "extra: unknown field\"\n}\n"},
 		{name: "set wrong type", method: "PUT", path: "/v1/upstreams/web", body: `{"members": "10.0.0.1:80"}`,
-			wantCode: 400, wantIn: usage + "json: cannot unmarshal"},
+			wantCode: 400, wantIn: usage + "members: got a string, want a list"},
 		{name: "set two objects", method: "PUT", path: "/v1/upstreams/web", body: `{"members": []} {"members": []}`,
-			wantCode: 400, wantBody: "{\n  \"error\": \"the body must hold one JSON object\"\n}\n"},
+			wantCode: 400, wantIn: usage + "not one JSON object (at byte 16)"},
 		{name: "set invalid address", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"address": "nope"}]}`,
-			wantCode: 400, wantIn: `members[0].address: \"nope\" is not host:port`},
+			wantCode: 400, wantIn: `members[0].address: \"nope\" is not host:port`,
+			wantSet: []setCall{{"web", []config.Member{{Address: "nope"}}}}},
 		{name: "set duplicate address", method: "PUT", path: "/v1/upstreams/web",
 			body:     `{"members": [{"address": "10.0.0.1:80"}, {"address": "10.0.0.1:80"}]}`,
-			wantCode: 400, wantIn: `members[1].address: 10.0.0.1:80 is listed twice`},
+			wantCode: 400, wantIn: `members[1].address: 10.0.0.1:80 is listed twice`,
+			wantSet: []setCall{{"web", []config.Member{{Address: "10.0.0.1:80"}, {Address: "10.0.0.1:80"}}}}},
 		{name: "set weight too large", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"address": "10.0.0.1:80", "weight": 1001}]}`,
-			wantCode: 400, wantIn: `members[0].weight: must be 1..1000`},
+			wantCode: 400, wantIn: `members[0].weight: must be 1..1000`,
+			wantSet: []setCall{{"web", []config.Member{{Address: "10.0.0.1:80", Weight: 1001}}}}},
+		{name: "set loopback member", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"address": "10.0.0.1:80"}, {"address": "127.0.0.1:8081"}]}`,
+			wantCode: 400, wantIn: `members[1].address: \"127.0.0.1:8081\": 127.0.0.1 is a loopback address`,
+			wantSet: []setCall{{"web", []config.Member{{Address: "10.0.0.1:80"}, {Address: "127.0.0.1:8081"}}}}},
+
+		// Only an explicit empty list empties a pool; every other body
+		// without members, and every body that is not exactly one object
+		// of the documented fields and types, is refused naming the field.
+		{name: "set empty object", method: "PUT", path: "/v1/upstreams/web", body: `{}`,
+			wantCode: 400, wantIn: usage + `members: is required and must be a list; {\"members\": []} empties the pool`},
+		{name: "set null", method: "PUT", path: "/v1/upstreams/web", body: `null`,
+			wantCode: 400, wantIn: usage + "members: is required"},
+		{name: "set members null", method: "PUT", path: "/v1/upstreams/web", body: `{"members": null}`,
+			wantCode: 400, wantIn: usage + "members: is required"},
+		{name: "set a list", method: "PUT", path: "/v1/upstreams/web", body: `[]`,
+			wantCode: 400, wantIn: usage + "the body: got a list, want an object"},
+		{name: "set a string", method: "PUT", path: "/v1/upstreams/web", body: `"10.0.0.1:80"`,
+			wantCode: 400, wantIn: usage + "the body: got a string, want an object"},
+		{name: "set capitalised name", method: "PUT", path: "/v1/upstreams/web", body: `{"Members": [{"address": "10.0.0.1:80"}]}`,
+			wantCode: 400, wantIn: usage + "Members: unknown field"},
+		{name: "set capitalised member field", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"Address": "10.0.0.1:80"}]}`,
+			wantCode: 400, wantIn: usage + "members[0].Address: unknown field"},
+		{name: "set misspelt member field", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"address": "10.0.0.1:80", "wieght": 2}]}`,
+			wantCode: 400, wantIn: usage + "members[0].wieght: unknown field"},
+		{name: "set unknown field quoted", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [], "a\nb": 1}`,
+			wantCode: 400, wantIn: usage + `\"a\\nb\": unknown field`},
+		{name: "set members twice", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [], "members": [{"address": "10.0.0.1:80"}]}`,
+			wantCode: 400, wantIn: usage + "members: given twice"},
+		{name: "set trailing brace", method: "PUT", path: "/v1/upstreams/web", body: `{"members": []}}`,
+			wantCode: 400, wantIn: usage + "not one JSON object (at byte 15)"},
+		{name: "set trailing text", method: "PUT", path: "/v1/upstreams/web", body: `{"members": []} x`,
+			wantCode: 400, wantIn: usage + "not one JSON object"},
+		{name: "set cut short", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [`,
+			wantCode: 400, wantIn: usage + "the body is empty or cut short"},
+		{name: "set address a number", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"address": 80}]}`,
+			wantCode: 400, wantIn: usage + "members[0].address: got a number, want a string"},
+		{name: "set weight a string", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"address": "10.0.0.1:80", "weight": "2"}]}`,
+			wantCode: 400, wantIn: usage + "members[0].weight: got a string, want a whole number"},
+		{name: "set weight negative", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"address": "10.0.0.1:80", "weight": -1}]}`,
+			wantCode: 400, wantIn: usage + "members[0].weight: got the number -1, want a whole number"},
+		{name: "set weight fractional", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [{"address": "10.0.0.1:80", "weight": 1.5}]}`,
+			wantCode: 400, wantIn: usage + "members[0].weight: got the number 1.5, want a whole number"},
+		{name: "set member a string", method: "PUT", path: "/v1/upstreams/web", body: `{"members": ["10.0.0.1:80"]}`,
+			wantCode: 400, wantIn: usage + "members[0]: got a string, want an object"},
+		{name: "set member null", method: "PUT", path: "/v1/upstreams/web", body: `{"members": [null]}`,
+			wantCode: 400, wantIn: `members[0].address: \"\" is not host:port`,
+			wantSet: []setCall{{"web", []config.Member{{}}}}},
 
 		{name: "status", method: "GET", path: "/v1/status", wantCode: 200, wantBody: `{
   "generation": 7,

@@ -70,6 +70,13 @@ type Admin struct {
 	// Socket is the path of the unix socket (mode 0600). Empty turns the
 	// admin API off.
 	Socket string `yaml:"socket,omitempty" json:"socket,omitempty"`
+	// AllowLoopbackMembers lets the members of members_from: api pools (the
+	// ones PUT /v1/upstreams/{pool} sets and the file's seeds) be loopback
+	// addresses (127.0.0.0/8, ::1), for a host install whose own agent
+	// registers local services. False refuses them like every other
+	// address the address rule refuses (CheckMemberIP); the controller
+	// never needs it, since its members are pods.
+	AllowLoopbackMembers bool `yaml:"allow_loopback_members,omitempty" json:"allow_loopback_members,omitempty"`
 }
 
 // Limits are the protections every listener applies.
@@ -266,11 +273,12 @@ type Scheme string
 const (
 	// SchemeHTTP is HTTP/1.1 over TCP.
 	SchemeHTTP Scheme = "http"
-	// SchemeHTTPS is HTTP/1.1 over verified TLS.
+	// SchemeHTTPS is HTTP/1.1 over TLS, verified unless the pool's
+	// tls.insecure_skip_verify says otherwise.
 	SchemeHTTPS Scheme = "https"
 	// SchemeH2C is HTTP/2 without TLS (gRPC).
 	SchemeH2C Scheme = "h2c"
-	// SchemeH2 is HTTP/2 over verified TLS (gRPC over TLS).
+	// SchemeH2 is HTTP/2 over TLS (gRPC over TLS), verified like https.
 	SchemeH2 Scheme = "h2"
 )
 
@@ -350,8 +358,8 @@ type Pool struct {
 	ResponseTimeout Duration `yaml:"response_timeout,omitempty" json:"response_timeout,omitempty"`
 }
 
-// PoolTLS is how members' certificates are verified. Verification is never
-// turned off.
+// PoolTLS is how members' certificates are verified. The zero value
+// verifies them against the system's roots for the member's host.
 type PoolTLS struct {
 	// ServerName is the name sent in SNI and verified in the member's
 	// certificate. Empty uses the member's host.
@@ -359,6 +367,11 @@ type PoolTLS struct {
 	// CAFile is a PEM bundle of the authorities trusted for members. Empty
 	// uses the system's roots.
 	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
+	// InsecureSkipVerify accepts any certificate of the members, as nginx's
+	// proxy_ssl_verify off (ingress-nginx's default); the connection is
+	// encrypted but the member is not authenticated. It excludes CAFile.
+	// False verifies.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
 	// CertFile is the client certificate (PEM chain, leaf first) presented
 	// to members that ask for one; it goes with KeyFile.
 	CertFile string `yaml:"cert_file,omitempty" json:"cert_file,omitempty"`

@@ -101,7 +101,7 @@ func (c *Config) Validate() error {
 			}
 			poolOwner[pname] = tname
 		}
-		t.validate(&l, path, &budget)
+		t.validate(&l, path, &budget, c.Server.Admin.AllowLoopbackMembers)
 		for _, aname := range sortedKeys(t.Applications) {
 			app := t.Applications[aname]
 			if app == nil {
@@ -235,7 +235,7 @@ func ParsePrefix(s string) (netip.Prefix, error) {
 	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
-func (t *Tenant) validate(l *errorList, path string, budget *regexBudget) {
+func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, loopback bool) {
 	for _, pname := range sortedKeys(t.Pools) {
 		ppath := path + ".pools." + pname
 		l.addErr(ppath, ValidateName(pname))
@@ -243,7 +243,7 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget) {
 			l.add(ppath, "is empty")
 			continue
 		}
-		t.Pools[pname].validate(l, ppath)
+		t.Pools[pname].validate(l, ppath, loopback)
 	}
 	if t.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &t.DefaultRoute.Action)
@@ -454,7 +454,8 @@ func (r *Respond) validate(l *errorList, path string) {
 	}
 }
 
-func (p *Pool) validate(l *errorList, path string) {
+// validate checks a pool; loopback is server.admin.allow_loopback_members.
+func (p *Pool) validate(l *errorList, path string, loopback bool) {
 	switch p.Scheme {
 	case "", SchemeHTTP, SchemeHTTPS, SchemeH2C, SchemeH2:
 	default:
@@ -474,13 +475,16 @@ func (p *Pool) validate(l *errorList, path string) {
 		if (p.TLS.CertFile == "") != (p.TLS.KeyFile == "") {
 			l.add(path+".tls", "cert_file and key_file go together: the client certificate and its key")
 		}
+		if p.TLS.InsecureSkipVerify && p.TLS.CAFile != "" {
+			l.add(path+".tls.ca_file", "is not used with insecure_skip_verify, which accepts any certificate; leave one of them out")
+		}
 	}
 	switch p.MembersFrom {
 	case "", MembersStatic, MembersAPI:
 	default:
 		l.add(path+".members_from", "must be static or api")
 	}
-	l.addMembers(path+".members", p.Members)
+	l.addMembers(path+".members", p.Members, p.MembersFrom == MembersAPI, loopback)
 	p.validateBalance(l, path)
 	if p.Retries != nil && (*p.Retries < 0 || *p.Retries > MaxRetries) {
 		l.add(path+".retries", "must be 0..%d", MaxRetries)
@@ -494,13 +498,17 @@ func (p *Pool) validate(l *errorList, path string) {
 }
 
 // addMembers validates a member list: addresses host:port, no duplicates,
-// weights 1..1000 (0 meaning 1).
-func (l *errorList) addMembers(path string, members []Member) {
+// weights 1..1000 (0 meaning 1). The members of an api pool (fromAPI) also
+// pass the address rule, with loopback addresses allowed when loopback is
+// true; static members, written by hand, may be anything.
+func (l *errorList) addMembers(path string, members []Member, fromAPI, loopback bool) {
 	seen := map[string]bool{}
 	for i, m := range members {
 		mpath := fmt.Sprintf("%s[%d]", path, i)
 		if err := ValidateMemberAddress(m.Address); err != nil {
 			l.add(mpath+".address", "%v", err)
+		} else if err := checkMemberHost(m.Address, loopback); fromAPI && err != nil {
+			l.add(mpath+".address", "%q: %v, which a member of a members_from: api pool may not be", m.Address, err)
 		} else if seen[m.Address] {
 			l.add(mpath+".address", "%s is listed twice", m.Address)
 		}
@@ -512,10 +520,12 @@ func (l *errorList) addMembers(path string, members []Member) {
 }
 
 // ValidateMembers checks a member list as PUT /v1/upstreams/{pool} receives
-// it, with the same rules as the file.
-func ValidateMembers(members []Member) error {
+// it, with the rules of an api pool's members in the file: loopback
+// addresses are allowed only when loopback is true
+// (server.admin.allow_loopback_members).
+func ValidateMembers(members []Member, loopback bool) error {
 	var l errorList
-	l.addMembers("members", members)
+	l.addMembers("members", members, true, loopback)
 	return l.result()
 }
 

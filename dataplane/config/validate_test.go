@@ -453,6 +453,17 @@ func TestValidateRules(t *testing.T) {
 			pool(c).Scheme = config.SchemeHTTPS
 			pool(c).TLS = &config.PoolTLS{ServerName: "*.example.com"}
 		}, []wantErr{{P + ".tls.server_name", "*.example.com"}}},
+		{"pool tls without verification", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeHTTPS
+			pool(c).TLS = &config.PoolTLS{InsecureSkipVerify: true, ServerName: "api.internal", CertFile: "client.crt", KeyFile: "client.key"}
+		}, nil},
+		{"pool tls without verification and a CA", func(c *config.Config) {
+			pool(c).Scheme = config.SchemeH2
+			pool(c).TLS = &config.PoolTLS{InsecureSkipVerify: true, CAFile: "ca.pem"}
+		}, []wantErr{{P + ".tls.ca_file", "is not used with insecure_skip_verify"}}},
+		{"pool tls without verification on http", func(c *config.Config) {
+			pool(c).TLS = &config.PoolTLS{InsecureSkipVerify: true}
+		}, []wantErr{{P + ".tls", "only applies to the schemes https and h2"}}},
 		{"pool tls client certificate", func(c *config.Config) {
 			pool(c).Scheme = config.SchemeHTTPS
 			pool(c).TLS = &config.PoolTLS{CAFile: "ca.pem", CertFile: "client.crt", KeyFile: "client.key"}
@@ -745,7 +756,7 @@ func TestErrors(t *testing.T) {
 	if got := config.Errors(single); len(got) != 1 || got[0] != single {
 		t.Errorf("Errors(single): got %v, want [single]", got)
 	}
-	err := config.ValidateMembers([]config.Member{{Address: "x"}, {Address: "y:0"}})
+	err := config.ValidateMembers([]config.Member{{Address: "x"}, {Address: "y:0"}}, false)
 	if got := len(config.Errors(err)); got != 2 {
 		t.Errorf("Errors(ValidateMembers(2 bad)): got %d errors (%v), want 2", got, err)
 	}
@@ -753,23 +764,36 @@ func TestErrors(t *testing.T) {
 
 func TestValidateMembers(t *testing.T) {
 	tests := []struct {
-		name    string
-		members []config.Member
-		want    []wantErr
+		name     string
+		members  []config.Member
+		loopback bool
+		want     []wantErr
 	}{
-		{"none", nil, nil},
-		{"valid", []config.Member{{Address: "10.0.0.1:80", Weight: 1}, {Address: "[::1]:80", Weight: 1000}, {Address: "svc.ns.svc:8080"}}, nil},
+		{"none", nil, false, nil},
+		{"valid", []config.Member{{Address: "10.0.0.1:80", Weight: 1}, {Address: "[2001:db8::1]:80", Weight: 1000}, {Address: "svc.ns.svc:8080"}}, false, nil},
 		{"bad and duplicate", []config.Member{
 			{Address: "10.0.0.1:80"}, {Address: "10.0.0.1"}, {Address: "10.0.0.1:80", Weight: 1001},
-		}, []wantErr{
+		}, false, []wantErr{
 			{"members[1].address", "is not host:port"},
 			{"members[2].address", "10.0.0.1:80 is listed twice"},
 			{"members[2].weight", "must be 1..1000"},
 		}},
+		{"the address rule", []config.Member{
+			{Address: "10.0.0.1:80"}, {Address: "127.0.0.1:8081"}, {Address: "[::1]:80"}, {Address: "169.254.169.254:80"},
+		}, false, []wantErr{
+			{"members[1].address", `"127.0.0.1:8081": 127.0.0.1 is a loopback address, which a member of a members_from: api pool may not be`},
+			{"members[2].address", `"[::1]:80": ::1 is a loopback address`},
+			{"members[3].address", `"169.254.169.254:80": 169.254.169.254 is a link-local address`},
+		}},
+		{"the address rule with loopback allowed", []config.Member{
+			{Address: "127.0.0.1:8081"}, {Address: "[::1]:80"}, {Address: "169.254.169.254:80"},
+		}, true, []wantErr{
+			{"members[2].address", `"169.254.169.254:80": 169.254.169.254 is a link-local address`},
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			checkFieldErrors(t, config.ValidateMembers(tc.members), tc.want)
+			checkFieldErrors(t, config.ValidateMembers(tc.members, tc.loopback), tc.want)
 		})
 	}
 }

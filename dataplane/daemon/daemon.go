@@ -225,11 +225,18 @@ func (d *Daemon) keepAuthCaches(inUse [][32]byte) {
 	}
 }
 
-// SetMembers replaces the members of an api pool without a reload.
+// SetMembers replaces the members of an api pool without a reload, once
+// they pass the rules of an api pool's members in the serving
+// configuration (a *admin.MembersError when they do not).
 func (d *Daemon) SetMembers(pool string, members []config.Member) error {
 	d.adminMu.Lock()
 	defer d.adminMu.Unlock()
-	err := d.state.SetMembers(pool, members)
+	err := config.ValidateMembers(members, d.current.Load().config.Server.Admin.AllowLoopbackMembers)
+	if err != nil {
+		err = &admin.MembersError{Err: err}
+	} else {
+		err = d.state.SetMembers(pool, members)
+	}
 	result := "ok"
 	if err != nil {
 		result = "error"

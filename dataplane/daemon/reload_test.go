@@ -21,7 +21,15 @@ import (
 // apiPoolConfig has one application whose pool takes its members from the
 // admin API, seeded with .Seed, and a static route whose answer names the
 // configuration's version, so a test can tell which generation answered.
-const apiPoolConfig = baseConfig + `
+// The test backends are on loopback, which members from the API may be
+// only with allow_loopback_members; .Strict leaves it off.
+const apiPoolConfig = `
+server:
+  listeners:
+    http: {address: "127.0.0.1:0"}
+    https: {address: "127.0.0.1:0", tls: {}}
+  health: {address: "127.0.0.1:0"}
+  admin: {socket: "{{.Dir}}/admin.sock", allow_loopback_members: {{not .Strict}}}
 tenants:
   t:
     applications:
@@ -193,7 +201,9 @@ func TestAdminAPIErrors(t *testing.T) {
 		{"unknown pool", "PUT", "/v1/upstreams/nope", `{"members": []}`, 404, `no pool \"nope\"`},
 		{"static pool", "PUT", "/v1/upstreams/p", `{"members": []}`, 409, "members_from: static"},
 		{"not JSON", "PUT", "/v1/upstreams/p", `members`, 400, "the body must be"},
-		{"unknown field", "PUT", "/v1/upstreams/p", `{"members": [], "extra": 1}`, 400, `unknown field \"extra\"`},
+		{"unknown field", "PUT", "/v1/upstreams/p", `{"members": [], "extra": 1}`, 400, `extra: unknown field`},
+		{"no members", "PUT", "/v1/upstreams/p", `{}`, 400, `members: is required`},
+		{"loopback member", "PUT", "/v1/upstreams/p", `{"members": [{"address": "127.0.0.1:8081"}]}`, 400, `members[0].address: \"127.0.0.1:8081\": 127.0.0.1 is a loopback address`},
 		{"bad address", "PUT", "/v1/upstreams/p", `{"members": [{"address": "10.0.0.1"}]}`, 400, "members[0].address"},
 		{"bad weight", "PUT", "/v1/upstreams/p", `{"members": [{"address": "10.0.0.1:80", "weight": 5000}]}`, 400, "members[0].weight: must be 1..1000"},
 		{"two objects", "PUT", "/v1/upstreams/p", `{"members": []} {}`, 400, "one JSON object"},
@@ -217,6 +227,42 @@ func TestAdminAPIErrors(t *testing.T) {
 	}
 	if status, _, _ := get(t, client(), td.url("http")+"/", "app.test"); status != 200 {
 		t.Errorf("after bad admin requests: status %d, want 200", status)
+	}
+}
+
+// TestAPIMembersPassTheAddressRule: members from the admin API, and the
+// seeds of api pools, may not point the proxy at itself. A member
+// 127.0.0.1:<health port> would otherwise make the public listener answer
+// with ramjetd's own /metrics; PUT answers 400 naming the member, and the
+// pool stays as it was.
+func TestAPIMembersPassTheAddressRule(t *testing.T) {
+	td := startDaemon(t, apiPoolConfig, map[string]any{"Strict": true, "Seed": []string{}, "Version": 1})
+	_, healthPort, _ := net.SplitHostPort(td.bound["health"])
+	// The last one is the health listener itself: were it taken, the GET
+	// below would get ramjetd's /metrics (and no request goes anywhere
+	// else even then).
+	for _, host := range []string{"169.254.169.254", "[fe80::1]", "[::1]", "0.0.0.0", "[::ffff:127.0.0.1]", "127.0.0.1"} {
+		member := host + ":" + healthPort
+		err := td.admin.SetMembers(context.Background(), "p", []config.Member{{Address: member}})
+		var ae *admin.APIError
+		if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Message, `members[0].address: "`+member+`"`) {
+			t.Errorf("PUT a member %s: %v, want 400 naming members[0].address and the member", member, err)
+		}
+	}
+	if p, _ := td.Pool("p"); p.MemberCount != 0 {
+		t.Errorf("after refused updates the pool has %d members, want 0", p.MemberCount)
+	}
+	status, body, _ := get(t, client(), td.url("http")+"/metrics", "app.test")
+	if status != http.StatusServiceUnavailable || strings.Contains(body, "ramjet_") {
+		t.Errorf("GET /metrics on the public listener: %d %q, want 503 from the empty pool", status, body)
+	}
+
+	// A seed of an api pool passes the same rule: the file is refused.
+	td.write(t, apiPoolConfig, map[string]any{"Strict": true, "Seed": []string{"127.0.0.1:" + healthPort}, "Version": 2})
+	_, err := td.admin.Reload(context.Background())
+	var refused *admin.ConfigError
+	if !errors.As(err, &refused) || !strings.Contains(strings.Join(refused.Problems, "\n"), `tenants.t.pools.p.members[0].address: "127.0.0.1:`+healthPort+`": 127.0.0.1 is a loopback address`) {
+		t.Errorf("reload with a loopback seed: %v, want it refused naming the seed", err)
 	}
 }
 

@@ -49,6 +49,7 @@ func IsDialError(err error) bool {
 type transportSettings struct {
 	scheme           config.Scheme
 	serverName       string
+	skipVerify       bool   // tls.insecure_skip_verify
 	caDigest         string // sha256 of the CA file's content, "" for system roots
 	clientCertDigest string // sha256 of the client certificate's chain, "" for none
 	connectTimeout   time.Duration
@@ -152,9 +153,9 @@ func protocols(s config.Scheme) *http.Protocols {
 	return p
 }
 
-// tlsDialer connects and completes a verified TLS handshake, so that a
-// member with a certificate we do not trust is a DialError like a refused
-// connection. A client certificate is presented to a member that asks for
+// tlsDialer connects and completes a TLS handshake, verified unless the
+// pool says insecure_skip_verify, so that a member with a certificate we do
+// not trust is a DialError like a refused connection. A client certificate is presented to a member that asks for
 // one, whatever authorities it names (as nginx's proxy_ssl_certificate):
 // the member is the judge of it.
 func tlsDialer(dialer *memberDialer, s transportSettings, files tlsFiles) func(context.Context, string, string) (net.Conn, error) {
@@ -181,6 +182,7 @@ func tlsDialer(dialer *memberDialer, s transportSettings, files tlsFiles) func(c
 			GetClientCertificate: clientCert,
 			NextProtos:           alpn,
 			MinVersion:           tls.VersionTLS12,
+			InsecureSkipVerify:   s.skipVerify,
 		})
 		hctx, cancel := context.WithTimeout(ctx, s.connectTimeout)
 		defer cancel()
@@ -198,8 +200,8 @@ func tlsDialer(dialer *memberDialer, s transportSettings, files tlsFiles) func(c
 
 // memberDialer connects to members. A member given by IP address is dialled
 // as it is. A member given by DNS name is resolved at each connection (so
-// a changed record is followed at once), and a name that leads to a
-// loopback, link-local or unspecified address is refused: a name in the
+// a changed record is followed at once), and each address it resolves to
+// passes the address rule (config.CheckMemberIP): a name in the
 // configuration (an ExternalName Service, say) must not point the proxy at
 // itself, its node or a cloud metadata service.
 type memberDialer struct {
@@ -221,18 +223,15 @@ func (d *memberDialer) dial(ctx context.Context, network, addr string) (net.Conn
 	return d.byName.DialContext(ctx, network, addr)
 }
 
-// ErrLocalAddress is the error of a member name that resolved to an address
-// members may not have.
-var ErrLocalAddress = errors.New("a member given by name may not resolve to a loopback, link-local or unspecified address")
-
+// refuseLocalAddresses is the dialer's check of each address a DNS name
+// resolved to; its errors wrap config.ErrLocalAddress.
 func refuseLocalAddresses(_ context.Context, _, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return err
 	}
-	ip := ap.Addr().Unmap()
-	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
-		return fmt.Errorf("%w (got %s)", ErrLocalAddress, ip)
+	if err := config.CheckMemberIP(ap.Addr()); err != nil {
+		return fmt.Errorf("the member's name resolved to %w", err)
 	}
 	return nil
 }

@@ -153,6 +153,14 @@ func TestTransportKeyedBySettings(t *testing.T) {
 			}
 		})
 	}
+	t.Run("verification off", func(t *testing.T) {
+		s := NewState()
+		verified := mustBuild(t, s, "a", &config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{ServerName: "a"}})
+		unverified := mustBuild(t, s, "b", &config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{ServerName: "a", InsecureSkipVerify: true}})
+		if verified.Transport == unverified.Transport {
+			t.Error("a pool that verifies its members shares the transport of one that does not")
+		}
+	})
 }
 
 // TestIdleConnectionsAcrossCommit checks that a transport still used keeps
@@ -348,6 +356,16 @@ func TestDial(t *testing.T) {
 		{name: "https to a member without ALPN", cfg: config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{CAFile: rightCA}},
 			url: "https://" + noALPN.Addr().String(), wantProto: "HTTP/1.1"},
 		{name: "h2c", cfg: config.Pool{Scheme: config.SchemeH2C}, url: h2cSrv.URL, wantProto: "HTTP/2.0"},
+		// insecure_skip_verify (nginx's proxy_ssl_verify off) accepts any
+		// certificate, for any name; the member is still reached over TLS.
+		{name: "https without verification", cfg: config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{InsecureSkipVerify: true}},
+			url: tlsSrv.URL, wantProto: "HTTP/1.1"},
+		{name: "https without verification, another name", cfg: config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{InsecureSkipVerify: true, ServerName: "wrong.test"}},
+			url: tlsSrv.URL, wantProto: "HTTP/1.1"},
+		{name: "https without verification to a plain server", cfg: config.Pool{Scheme: config.SchemeHTTPS, TLS: &config.PoolTLS{InsecureSkipVerify: true}},
+			url: "https://" + plainSrv.Listener.Addr().String(), wantDial: "TLS: "},
+		{name: "h2 without verification", cfg: config.Pool{Scheme: config.SchemeH2, TLS: &config.PoolTLS{InsecureSkipVerify: true}},
+			url: h2Srv.URL, wantProto: "HTTP/2.0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -430,10 +448,11 @@ func TestMemberNamesMayNotLeadToLocalAddresses(t *testing.T) {
 	}
 	c.Close()
 	_, err = d.dial(context.Background(), "tcp", "localhost:"+port)
-	if !errors.Is(err, ErrLocalAddress) {
-		t.Errorf("dial localhost: %v, want ErrLocalAddress", err)
+	if !errors.Is(err, config.ErrLocalAddress) {
+		t.Errorf("dial localhost: %v, want config.ErrLocalAddress", err)
 	}
-	for _, addr := range []string{"169.254.169.254:80", "[fe80::1]:80", "0.0.0.0:80", "[::1]:80", "10.1.2.3:80"} {
+	// The results of names pass the one address rule (config.CheckMemberIP).
+	for _, addr := range []string{"169.254.169.254:80", "[fe80::1]:80", "0.0.0.0:80", "[::1]:80", "[::ffff:127.0.0.1]:80", "0.1.2.3:80", "[::]:80", "224.0.0.251:80", "10.1.2.3:80"} {
 		ap := netip.MustParseAddrPort(addr)
 		err := refuseLocalAddresses(context.Background(), "tcp", ap.String(), nil)
 		if refused := err != nil; refused != (ap.Addr() != netip.MustParseAddr("10.1.2.3")) {

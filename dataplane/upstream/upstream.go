@@ -162,7 +162,7 @@ func settingsOf(cfg *config.Pool) (transportSettings, tlsFiles, error) {
 	if cfg.TLS == nil {
 		return settings, files, nil
 	}
-	settings.serverName = cfg.TLS.ServerName
+	settings.serverName, settings.skipVerify = cfg.TLS.ServerName, cfg.TLS.InsecureSkipVerify
 	if cfg.TLS.CAFile != "" {
 		data, err := certs.ReadFile(cfg.TLS.CAFile)
 		if err != nil {

@@ -47,6 +47,9 @@ type Options struct {
 	// AllowExternalName follows ExternalName Services
 	// (--allow-external-name-services).
 	AllowExternalName bool
+	// BackendTLSVerify is --backend-tls-verify: which objects' members
+	// reached over TLS are verified. Empty means VerifyAlways.
+	BackendTLSVerify BackendTLSVerify
 	// Annotations are the enabled families.
 	Annotations registry.Selection
 	// AssumeClasses are class names (ingressClassName or the annotation)
@@ -95,6 +98,9 @@ type translation struct {
 	opts Options
 	ing  *networkingv1.Ingress
 	c    *core.Contribution
+	// tlsReported are the Services whose unverifiable members were
+	// reported (checkBackendTLS).
+	tlsReported map[snapshot.Key]bool
 }
 
 func (t *translation) run() *core.Contribution {
@@ -105,6 +111,7 @@ func (t *translation) run() *core.Contribution {
 	if t.rewritesAPath() {
 		t.c.Settings.Regex = true
 	}
+	t.backendTLS()
 	t.unservedCanary()
 	t.rules()
 	t.tls()

@@ -80,9 +80,9 @@ func NewReport(out *sources.Output, notes Notes) *Report {
 
 // NotAsWritten reports whether the input is not served as written: a
 // document could not be read, or an object is not served or has a finding
-// other than ServiceNotFound and NoEndpoints (which are about the cluster's
-// state, not about how the object is written). `translate --check` exits 1
-// then.
+// other than ServiceNotFound, NoEndpoints and AddressRefused (which are
+// about the cluster's state, its Services and EndpointSlices, not about how
+// the object is written). `translate --check` exits 1 then.
 func (r *Report) NotAsWritten() bool {
 	if len(r.Unreadable) > 0 {
 		return true
@@ -92,7 +92,7 @@ func (r *Report) NotAsWritten() bool {
 			return true
 		}
 		for _, f := range o.Findings {
-			if f.Reason != core.ServiceNotFound && f.Reason != core.NoEndpoints {
+			if f.Reason != core.ServiceNotFound && f.Reason != core.NoEndpoints && f.Reason != core.AddressRefused {
 				return true
 			}
 		}

@@ -50,7 +50,8 @@ func newRig(t *testing.T) *rig {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	r := &rig{t: t, dir: dir, base: &config.Server{
 		Listeners: map[string]*config.Listener{"http": {Address: "127.0.0.1:0"}},
-		Admin:     config.Admin{Socket: filepath.Join(dir, "admin.sock")},
+		// The test backends are on loopback: a host install's setting.
+		Admin: config.Admin{Socket: filepath.Join(dir, "admin.sock"), AllowLoopbackMembers: true},
 	}}
 	if err := Bootstrap(r.base, dir, DefaultConfigName); err != nil {
 		t.Fatalf("Bootstrap: %v", err)

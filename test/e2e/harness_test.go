@@ -2,8 +2,9 @@
 // controller uses: Kubernetes objects (YAML) are read by offline.Read,
 // translated by sources.Translate with every annotation family on, written
 // with their files into a temporary folder, and served by a ramjetd running
-// in the test process on loopback ports, in front of Go HTTP backends on
-// loopback ports. Each test sends requests with a Host header and checks
+// in the test process on loopback ports, in front of Go HTTP backends in
+// network namespaces (test/harness: they need root, as the controller's
+// end-to-end tests). Each test sends requests with a Host header and checks
 // what a user sees: status, headers, body and which backend answered.
 package e2e
 
@@ -19,11 +20,9 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"maps"
 	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -44,6 +43,7 @@ import (
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/offline"
+	"github.com/ramjet-dev/ramjet/test/harness"
 )
 
 // ingressClass is prepended to every test's objects.
@@ -226,8 +226,8 @@ func service(name string, backends ...*backend) string {
 	for i, be := range backends {
 		fmt.Fprintf(&b, "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\n"+
 			"metadata: {name: %s-%d, namespace: app, labels: {kubernetes.io/service-name: %s}}\n"+
-			"addressType: IPv4\nports: [{name: http, port: %d}]\nendpoints: [{addresses: [127.0.0.1]}]\n",
-			name, i, name, be.port)
+			"addressType: IPv4\nports: [{name: http, port: %d}]\nendpoints: [{addresses: [%s]}]\n",
+			name, i, name, be.port, be.ip)
 	}
 	return b.String()
 }
@@ -253,40 +253,38 @@ type echo struct {
 	Header  http.Header `json:"header"`
 }
 
-// backend is a Go HTTP server on 127.0.0.1 answering with an echo (and
-// the header X-Backend naming it) and counting its requests.
+// backend is a Go HTTP server in a network namespace of its own
+// (test/harness), answering with an echo (and the header X-Backend naming
+// it) and counting its requests. Not on loopback: the controller's
+// translation never makes a member of a loopback endpoint (the address
+// rule), so a backend has the address a pod would.
 type backend struct {
 	name     string
-	port     int
+	ip       string
+	port     int32
 	requests atomic.Int64
 }
 
-// startBackend serves on a random loopback port, over TLS when tlsConfig is
-// not nil, until the test ends.
+// startBackend serves over TLS when tlsConfig is not nil, until the test
+// ends.
 func startBackend(t *testing.T, name string, tlsConfig *tls.Config) *backend {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &backend{name: name, port: ln.Addr().(*net.TCPAddr).Port}
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			b.requests.Add(1)
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("X-Backend", name)
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(echo{Backend: name, Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: r.Header})
-		}),
-		// Handshakes that ramjetd or the backend refuse are part of the
-		// tests.
-		ErrorLog: log.New(io.Discard, "", 0),
-	}
+	b := &backend{name: name}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.requests.Add(1)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("X-Backend", name)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(echo{Backend: name, Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery, Header: r.Header})
+	})
+	network := harness.NewNetwork(t)
+	var served *harness.Backend
 	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
+		served = network.TLSBackend(t, name, handler, tlsConfig)
+	} else {
+		served = network.Backend(t, name, handler)
 	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	b.ip, b.port = served.IP, served.Port
 	return b
 }
 

@@ -34,7 +34,8 @@ data:
   tls.key: {{b64 .clientKey}}
 `
 
-// TestHTTPSBackend: ramjetd always verifies members reached over TLS.
+// TestHTTPSBackend: ramjetd verifies members reached over TLS (by default:
+// --backend-tls-verify=always; test/e2e/controller covers annotated).
 // A member whose certificate a test CA issued for backend.internal is
 // reached with proxy-ssl-name backend.internal and proxy-ssl-secret holding
 // the CA; without the Secret (the system's roots) or with another name the

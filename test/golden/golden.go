@@ -133,10 +133,15 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	defaultBackend := fs.String("default-backend", "", "")
 	defaultCert := fs.String("default-ssl-certificate", "", "")
 	ingressClass := fs.String("ingress-class", ingress.DefaultIngressClass, "")
+	backendTLSVerify := fs.String("backend-tls-verify", string(ingress.VerifyAlways), "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
 	sel, err := registry.Select(*annotations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify, err := ingress.ParseBackendTLSVerify(*backendTLSVerify)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +150,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 		IngressOptions: ingress.Options{
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
+			BackendTLSVerify: verify,
 		},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 	}
