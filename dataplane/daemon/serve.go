@@ -40,9 +40,9 @@ func (e *entry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	gen := e.d.current.Load()
-	rt, captures, ok := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
-	if !ok {
-		rt = e.d.unknownHost
+	rt, captures, err := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
+	if err != nil {
+		rt = e.d.lookupFailure(err)
 	}
 	x := e.d.exchanges.Get().(*exchange.Request)
 	e.fill(x, gen, r, path, captures)
@@ -254,3 +254,15 @@ func (r *recorder) Flush() {
 
 // Unwrap returns the server's ResponseWriter.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// lookupFailure returns the route answering a request the table could not
+// route.
+func (d *Daemon) lookupFailure(err error) *route {
+	switch err {
+	case router.ErrPathTooLong:
+		return d.pathTooLong
+	case router.ErrValueTooLong:
+		return d.valueTooLong
+	}
+	return d.unknownHost
+}
