@@ -147,27 +147,34 @@ func syntaxReason(err error) string {
 	return err.Error()
 }
 
-// RegexInstructions returns the instructions of the programs of the
-// match's regexes (path, headers and cookies) together: what a request
-// that tries the route may run, per byte it reads. Expressions that do not
-// compile count nothing (validation reports them).
-func (m *Match) RegexInstructions() int {
-	n := instructions(m.Path.Regex, pathRegex)
-	for _, h := range m.Headers {
-		n += instructions(h.Regex, valueRegex)
-	}
-	for _, c := range m.Cookies {
-		n += instructions(c.Regex, valueRegex)
-	}
-	return n
+// RegexSize is the size of compiled regexes: their instructions and an
+// estimate of their memory in bytes.
+type RegexSize struct {
+	Instructions, Bytes int
 }
 
-func instructions(expr string, kind regexKind) int {
-	if expr == "" {
-		return 0
+// RegexSize returns the size of the programs of the match's regexes (path,
+// headers and cookies) together: Instructions is what a request that tries
+// the route may run per byte it reads, Bytes what the regexes take of the
+// file's MaxRegexBudgetBytes. Expressions that do not compile count
+// nothing (validation reports them).
+func (m *Match) RegexSize() RegexSize {
+	var size RegexSize
+	add := func(expr string, kind regexKind) {
+		if expr != "" {
+			_, p, _ := wrap(expr, kind)
+			size.Instructions += p.instructions
+			size.Bytes += p.bytes
+		}
 	}
-	_, size, _ := wrap(expr, kind)
-	return size.instructions
+	add(m.Path.Regex, pathRegex)
+	for _, h := range m.Headers {
+		add(h.Regex, valueRegex)
+	}
+	for _, c := range m.Cookies {
+		add(c.Regex, valueRegex)
+	}
+	return size
 }
 
 // RegexInstructionBudget returns how many regex instructions the routes of

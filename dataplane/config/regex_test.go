@@ -190,9 +190,10 @@ func TestCompileRegexLimits(t *testing.T) {
 	})
 }
 
-// TestRegexInstructions checks the instructions a match's regexes count:
-// path, header and cookie regexes together, as each is wrapped.
-func TestRegexInstructions(t *testing.T) {
+// TestRegexSize checks the instructions a match's regexes count: path,
+// header and cookie regexes together, as each is wrapped, and that their
+// bytes are the instructions' and the character classes'.
+func TestRegexSize(t *testing.T) {
 	tests := []struct {
 		name  string
 		match config.Match
@@ -210,11 +211,22 @@ func TestRegexInstructions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.match.RegexInstructions(); got != tc.want {
-				t.Errorf("RegexInstructions: got %d, want %d", got, tc.want)
+			got := tc.match.RegexSize()
+			if got.Instructions != tc.want {
+				t.Errorf("RegexSize: got %d instructions, want %d", got.Instructions, tc.want)
+			}
+			if got.Bytes < 40*tc.want || (tc.want == 0) != (got.Bytes == 0) {
+				t.Errorf("RegexSize: got %d bytes for %d instructions, want at least 40 each", got.Bytes, got.Instructions)
 			}
 		})
 	}
+	t.Run("a large class takes bytes, not instructions", func(t *testing.T) {
+		small := (&config.Match{Path: config.PathMatch{Regex: "/a"}}).RegexSize()
+		large := (&config.Match{Path: config.PathMatch{Regex: `/\pL`}}).RegexSize()
+		if large.Instructions != small.Instructions || large.Bytes < small.Bytes+4000 {
+			t.Errorf(`RegexSize: /a %+v, /\pL %+v; want the same instructions and \pL's ranges in bytes`, small, large)
+		}
+	})
 }
 
 // TestRegexInstructionBudget checks the instructions an application may

@@ -187,7 +187,7 @@ func buildWorst(tb testing.TB, shape func(int) string, per int, captures bool) w
 		m, n := config.Match{}, 0
 		for size := min(per, budget-used); size > 8 && n == 0; size-- {
 			m = config.Match{Path: config.PathMatch{Regex: shape(size) + strings.Repeat("~", i)}}
-			if n = m.RegexInstructions(); used+n > budget {
+			if n = m.RegexSize().Instructions; used+n > budget {
 				n = 0
 			}
 		}
