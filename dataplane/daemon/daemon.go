@@ -283,7 +283,7 @@ func fixedDifference(started, next *config.Server) string {
 	case started.Admin != next.Admin:
 		return "the admin socket (server.admin)"
 	case !reflect.DeepEqual(serverLimits(started.Limits), serverLimits(next.Limits)):
-		return "the connection limits (server.limits other than max_request_body_bytes and read_body_timeout)"
+		return "the connection limits (server.limits other than max_request_body_bytes, read_body_timeout and max_regex_input_bytes)"
 	}
 	return ""
 }
@@ -302,10 +302,12 @@ func sameListeners(a, b map[string]*config.Listener) bool {
 }
 
 // serverLimits are the limits the http.Servers hold; the request body limit
-// is applied per route and may change.
+// is applied per route and the regex input bound by the routing table, and
+// may change.
 func serverLimits(l config.Limits) config.Limits {
 	l.MaxRequestBodyBytes = 0
 	l.ReadBodyTimeout = 0
+	l.MaxRegexInputBytes = 0
 	return l
 }
 

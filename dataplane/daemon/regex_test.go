@@ -13,13 +13,7 @@ import (
 
 // regexConfig has a host with regex routes (one behind a header regex), a
 // host with a prefix route, and an input bound of 1 KiB.
-const regexConfig = `
-server:
-  listeners:
-    http: {address: "127.0.0.1:0"}
-    https: {address: "127.0.0.1:0", tls: {}}
-  admin: {socket: "{{.Dir}}/admin.sock"}
-  limits: {max_regex_input_bytes: 1KiB}
+const regexConfig = baseConfig + `  limits: {max_regex_input_bytes: {{or .Input "1KiB"}}}
 tenants:
   t:
     applications:
@@ -86,6 +80,21 @@ func TestRegexInputBound(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a reload changes the bound", func(t *testing.T) {
+		path := longPath("/api/", 1500)
+		if status, _, _ := rawGet(t, td.bound["http"], "re.test", path); status != 414 {
+			t.Fatalf("1500-byte path at 1 KiB: status %d, want 414", status)
+		}
+		td.write(t, regexConfig, map[string]any{"Member": b.addr, "Input": "2KiB"})
+		td.reload(t)
+		t.Cleanup(func() {
+			td.write(t, regexConfig, map[string]any{"Member": b.addr})
+			td.reload(t)
+		})
+		if status, _, _ := rawGet(t, td.bound["http"], "re.test", path); status != 200 {
+			t.Errorf("1500-byte path at 2 KiB: status %d, want 200", status)
+		}
+	})
 	t.Run("HTTP/2", func(t *testing.T) {
 		c := h2Client(t)
 		for path, want := range map[string]int{longPath("/api/", 1024): 200, longPath("/api/", 1025): 414} {

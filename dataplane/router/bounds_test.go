@@ -235,6 +235,27 @@ func BenchmarkRegexWorstAccepted(b *testing.B) {
 	}
 }
 
+// BenchmarkRegexOrdinaryHost measures a host of twenty rewrite routes of
+// the form real Ingresses use, /serviceNN(/|$)(.*) with captures, and an
+// 8 KiB path that matches none of them or the last one.
+func BenchmarkRegexOrdinaryHost(b *testing.B) {
+	var routes []Route[string]
+	for i := range 20 {
+		routes = append(routes, regexWithCaptures(fmt.Sprintf("/service%02d(/|$)(.*)", i), "re"))
+	}
+	table := boundedBuild(b, config.DefaultMaxRegexInputBytes, Site[string]{Domains: []string{"example.com"}, Routes: routes, Default: "default"})
+	for name, head := range map[string]string{"none": "/other/", "last": "/service19/"} {
+		b.Run("match="+name, func(b *testing.B) {
+			path := pathOf(head, config.DefaultMaxRegexInputBytes)
+			for b.Loop() {
+				if _, _, err := table.Lookup("example.com", path, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkRegexIssueCase is the request of issue 13 (F3): a path of 60 KB
 // to a host of ten .{0,1000} and a literal, which cost 0.6 s a route
 // before the bounds. That expression is now refused (20004 instructions);

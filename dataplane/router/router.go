@@ -26,13 +26,13 @@ import (
 
 // Errors of Lookup.
 var (
-	// ErrNoDomain: no domain of the table matches the host.
+	// ErrNoDomain means that no domain of the table matches the host.
 	ErrNoDomain = errors.New("no application serves this host")
-	// ErrPathTooLong: the path reached the host's regex routes and is
-	// longer than the regex input bound (answered 414).
+	// ErrPathTooLong means that the path reached the host's regex routes
+	// and is longer than the regex input bound (answered 414).
 	ErrPathTooLong = errors.New("the path is longer than the regex routes of this host read")
-	// ErrValueTooLong: a header or cookie regex would read more than the
-	// regex input bound from the request (answered 431).
+	// ErrValueTooLong means that a header or cookie regex would read more
+	// than the regex input bound from the request (answered 431).
 	ErrValueTooLong = errors.New("the values a header or cookie regex of this host tests are longer than it reads")
 )
 
