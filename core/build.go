@@ -39,7 +39,11 @@ const (
 // and validates the result with the data plane's validation. When the
 // result is invalid, the objects responsible are left out (they keep their
 // paths, which answer 404) with an InvalidConfiguration finding, until it is
-// valid: ramjetd never receives an invalid configuration.
+// valid: ramjetd never receives an invalid configuration. A host whose
+// regexes compile to more than one request may run, or a file whose
+// regexes take more memory than allowed, leaves out its newest objects
+// until the rest fit, with their paths there (kept, they would still cost
+// what the budget forbids).
 func Build(cs []*Contribution, base *config.Server, opts Options) *Result {
 	work := make([]*Contribution, len(cs))
 	for i, c := range cs {
@@ -50,6 +54,14 @@ func Build(cs []*Contribution, base *config.Server, opts Options) *Result {
 	for {
 		m := Merge(work, opts)
 		r := render(m, opts)
+		if over := r.overRegexBudget(base.Limits.RegexInstructionBudget()); len(over) > 0 {
+			for _, o := range over {
+				isolation = append(isolation, o.finding)
+				leaveOut(o.c)
+				dropHosts(o.c, o.hosts)
+			}
+			continue
+		}
 		cfg := &config.Config{Server: *base, Tenants: map[string]*config.Tenant{TenantName: r.tenant}}
 		err := cfg.Validate()
 		if err == nil {

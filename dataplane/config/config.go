@@ -97,6 +97,14 @@ type Limits struct {
 	// MaxRequestBodyBytes is the limit on a request body; above it the
 	// answer is 413. Zero means 10 MiB.
 	MaxRequestBodyBytes ByteSize `yaml:"max_request_body_bytes,omitempty" json:"max_request_body_bytes,omitempty"`
+	// MaxRegexInputBytes bounds the bytes one regex reads from a request:
+	// the normalised path, when a request reaches its application's regex
+	// routes (longer: 414, as nginx answers a request line longer than its
+	// large_client_header_buffers), and all the values one header or
+	// cookie regex tests (more: 431). With the regexes' program sizes it
+	// bounds what one request may cost (RegexWorkBudget). Zero means 8 KiB,
+	// the longest request line nginx reads.
+	MaxRegexInputBytes ByteSize `yaml:"max_regex_input_bytes,omitempty" json:"max_regex_input_bytes,omitempty"`
 	// HTTP2MaxConcurrentStreams bounds the streams of one HTTP/2
 	// connection. Zero means 128.
 	HTTP2MaxConcurrentStreams uint32 `yaml:"http2_max_concurrent_streams,omitempty" json:"http2_max_concurrent_streams,omitempty"`

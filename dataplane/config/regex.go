@@ -7,71 +7,135 @@ import (
 	"unsafe"
 )
 
-// Regex size limits. RE2 runs in linear time, but a large program costs
-// memory in every replica, so one expression and the whole file are bounded.
+// Regex limits. RE2 runs in linear time, but that time is the length of
+// the input times the size of the program: one request that reaches an
+// application's regex routes runs each of them over the path. So one
+// expression, what one request may spend on an application's expressions,
+// and the memory of the whole file are bounded.
 const (
-	MaxRegexProgramBytes = 1 << 20
-	MaxRegexBudgetBytes  = 64 << 20
+	// MaxRegexInstructions bounds the program of one regex, counted as Go's
+	// regexp counts it (instructions of the compiled program, after the
+	// wrapping of CompilePathRegex or CompileValueRegex). The largest path
+	// regex of the 284 real-world Ingresses of the migration dry run
+	// compiles to 37, the largest example of the ingress-nginx
+	// documentation to 22, a path matching a UUID to 60: 512 leaves a
+	// margin of 14 over what is used, and takes a literal path of about
+	// 500 bytes.
+	MaxRegexInstructions = 512
+	// RegexWorkBudget bounds what the regexes of one application may cost
+	// one request, in instruction-bytes: the instructions of all its path,
+	// header and cookie regexes together, times the most bytes each one
+	// reads from a request (server.limits.max_regex_input_bytes). A
+	// matcher spends at most one step per instruction and byte, so this
+	// bounds the CPU of a request whatever the expressions are (about
+	// 10 ns a step, see BenchmarkRegexWorstAccepted). With the default
+	// input bound of 8 KiB it is 512 instructions per application: five
+	// times the largest host of the dry run (104), or about twenty routes
+	// of the common form /service(/|$)(.*).
+	RegexWorkBudget = 1 << 22
+	// DefaultMaxRegexInputBytes is the default of
+	// server.limits.max_regex_input_bytes: nginx's (and ingress-nginx's)
+	// large_client_header_buffers of 8k, the longest request line nginx
+	// reads, so no path nginx would serve is longer.
+	DefaultMaxRegexInputBytes = 8 << 10
+	MaxRegexProgramBytes      = 1 << 20
+	MaxRegexBudgetBytes       = 64 << 20
 )
 
 // CompilePathRegex compiles a route's path regex the way the router matches
 // it: (?i)^(?:<expr>), case-insensitive like nginx and anchored at the start
 // for every alternative, so "^a|b" cannot match "/xb". Expressions whose
-// compiled program exceeds MaxRegexProgramBytes are refused.
+// compiled program exceeds MaxRegexInstructions or MaxRegexProgramBytes
+// are refused.
 func CompilePathRegex(expr string) (*regexp.Regexp, error) {
-	return compileBounded(expr, syntax.Perl|syntax.FoldCase, "^(?:", ")")
+	return compileBounded(expr, pathRegex)
 }
 
 // CompileValueRegex compiles a header or cookie value regex, which must
 // match the whole value.
 func CompileValueRegex(expr string) (*regexp.Regexp, error) {
-	return compileBounded(expr, syntax.Perl, "^(?:", ")$")
+	return compileBounded(expr, valueRegex)
+}
+
+// regexKind is how an expression is wrapped: as a path or as a value regex.
+type regexKind int
+
+const (
+	pathRegex regexKind = iota
+	valueRegex
+)
+
+// flags are the parse flags: a path regex is case-insensitive, as nginx's ~*.
+func (k regexKind) flags() syntax.Flags {
+	if k == valueRegex {
+		return syntax.Perl
+	}
+	return syntax.Perl | syntax.FoldCase
+}
+
+// wrapped anchors the parsed expression: a path regex at the start, a value
+// regex at both ends.
+func (k regexKind) wrapped(tree *syntax.Regexp) string {
+	if k == valueRegex {
+		return "^(?:" + tree.String() + ")$"
+	}
+	return "^(?:" + tree.String() + ")"
+}
+
+// program is the size of a compiled regex.
+type program struct {
+	instructions int
+	bytes        int
 }
 
 // compileBounded parses expr on its own, so that nothing in it can close
 // the group it is wrapped in ("/a)|(?:/b" must not escape the anchor), then
-// compiles the parsed expression between prefix and suffix.
-func compileBounded(expr string, flags syntax.Flags, prefix, suffix string) (*regexp.Regexp, error) {
-	wrapped, size, err := wrap(expr, flags, prefix, suffix)
+// compiles the parsed expression with the kind's anchors.
+func compileBounded(expr string, kind regexKind) (*regexp.Regexp, error) {
+	wrapped, size, err := wrap(expr, kind)
 	if err != nil {
 		return nil, err
 	}
-	if size > MaxRegexProgramBytes {
-		return nil, fmt.Errorf("compiles to %d bytes, more than the limit of %d", size, MaxRegexProgramBytes)
+	if size.instructions > MaxRegexInstructions {
+		return nil, fmt.Errorf("compiles to %d instructions, more than the limit of %d", size.instructions, MaxRegexInstructions)
+	}
+	if size.bytes > MaxRegexProgramBytes {
+		return nil, fmt.Errorf("compiles to %d bytes, more than the limit of %d", size.bytes, MaxRegexProgramBytes)
 	}
 	return regexp.Compile(wrapped)
 }
 
 // wrap returns the wrapped expression and the size of its program.
-func wrap(expr string, flags syntax.Flags, prefix, suffix string) (string, int, error) {
+func wrap(expr string, kind regexKind) (string, program, error) {
 	if len(expr) > MaxValueLength {
-		return "", 0, fmt.Errorf("must be at most %d bytes", MaxValueLength)
+		return "", program{}, fmt.Errorf("must be at most %d bytes", MaxValueLength)
 	}
-	tree, err := syntax.Parse(expr, flags)
+	tree, err := syntax.Parse(expr, kind.flags())
 	if err != nil {
-		return "", 0, fmt.Errorf("invalid regular expression: %v", syntaxReason(err))
+		return "", program{}, fmt.Errorf("invalid regular expression: %v", syntaxReason(err))
 	}
-	wrapped := prefix + tree.String() + suffix
-	size, err := programBytes(wrapped)
+	wrapped := kind.wrapped(tree)
+	size, err := programSize(wrapped)
 	if err != nil {
-		return "", 0, fmt.Errorf("invalid regular expression: %v", syntaxReason(err))
+		return "", program{}, fmt.Errorf("invalid regular expression: %v", syntaxReason(err))
 	}
 	return wrapped, size, nil
 }
 
-// programBytes estimates the memory of the compiled program of expr.
-func programBytes(expr string) (int, error) {
+// programSize compiles expr as regexp.Compile does and measures the
+// program: its instructions and an estimate of its memory.
+func programSize(expr string) (program, error) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
-		return 0, err
+		return program{}, err
 	}
 	prog, err := syntax.Compile(re.Simplify())
 	if err != nil {
-		return 0, err
+		return program{}, err
 	}
-	size := len(prog.Inst) * int(unsafe.Sizeof(syntax.Inst{}))
+	size := program{instructions: len(prog.Inst), bytes: len(prog.Inst) * int(unsafe.Sizeof(syntax.Inst{}))}
 	for i := range prog.Inst {
-		size += len(prog.Inst[i].Rune) * int(unsafe.Sizeof(rune(0)))
+		size.bytes += len(prog.Inst[i].Rune) * int(unsafe.Sizeof(rune(0)))
 	}
 	return size, nil
 }
@@ -83,18 +147,58 @@ func syntaxReason(err error) string {
 	return err.Error()
 }
 
-// regexBudget sums the program sizes of all the regexes of a file: paths,
-// headers and cookies.
-type regexBudget struct{ used int }
+// RegexSize is the size of compiled regexes: their instructions and an
+// estimate of their memory in bytes.
+type RegexSize struct {
+	Instructions, Bytes int
+}
 
-// spend adds the program of a path (value false) or value (true) regex.
-func (b *regexBudget) spend(expr string, value bool) error {
-	flags, prefix, suffix := syntax.Perl|syntax.FoldCase, "^(?:", ")"
-	if value {
-		flags, suffix = syntax.Perl, ")$"
+// RegexSize returns the size of the programs of the match's regexes (path,
+// headers and cookies) together: Instructions is what a request that tries
+// the route may run per byte it reads, Bytes what the regexes take of the
+// file's MaxRegexBudgetBytes. Expressions that do not compile count
+// nothing (validation reports them).
+func (m *Match) RegexSize() RegexSize {
+	var size RegexSize
+	add := func(expr string, kind regexKind) {
+		if expr != "" {
+			_, p, _ := wrap(expr, kind)
+			size.Instructions += p.instructions
+			size.Bytes += p.bytes
+		}
 	}
-	_, size, _ := wrap(expr, flags, prefix, suffix)
-	b.used += size
+	add(m.Path.Regex, pathRegex)
+	for _, h := range m.Headers {
+		add(h.Regex, valueRegex)
+	}
+	for _, c := range m.Cookies {
+		add(c.Regex, valueRegex)
+	}
+	return size
+}
+
+// RegexInstructionBudget returns how many regex instructions the routes of
+// one application may hold together under these limits: RegexWorkBudget
+// over max_regex_input_bytes.
+func (lim *Limits) RegexInstructionBudget() int {
+	return int(RegexWorkBudget / lim.MaxRegexInputBytes.Or(DefaultMaxRegexInputBytes))
+}
+
+// regexBudget sums the program sizes of the regexes of a file (paths,
+// headers and cookies): their memory in the whole file, and their
+// instructions in the application being validated.
+type regexBudget struct {
+	used int
+	// application counts the instructions of the current application's
+	// regexes, up to perApplication (Limits.RegexInstructionBudget).
+	application, perApplication int
+}
+
+// spend adds the program of a regex of the given kind.
+func (b *regexBudget) spend(expr string, kind regexKind) error {
+	_, size, _ := wrap(expr, kind)
+	b.used += size.bytes
+	b.application += size.instructions
 	if b.used > MaxRegexBudgetBytes {
 		return fmt.Errorf("the regexes of the configuration compile to more than %d bytes together", MaxRegexBudgetBytes)
 	}

@@ -135,9 +135,11 @@ func TestCompileRegexErrors(t *testing.T) {
 		{"bad escape", `\y`, "invalid regular expression: invalid escape sequence"},
 		{"Perl lookahead", "a(?=b)", "invalid regular expression"},
 		{"too long", strings.Repeat("a", 4097), "must be at most 4096 bytes"},
-		// \pL matches ~700 ranges; a thousand of them compile to ~5 MB.
-		{"program over 1 MiB", `\pL{1000}`, "more than the limit of 1048576"},
-		{"program over 1 MiB in a short expression", `[\pL\pN]{500}[\pL\pN]{500}`, "more than the limit of 1048576"},
+		// \pL matches ~700 ranges; 400 of them compile to ~2 MB.
+		{"program over 1 MiB", `\pL{400}`, "more than the limit of 1048576"},
+		{"program over 1 MiB in a short expression", `[\pL\pN]{200}[\pL\pN]{200}`, "more than the limit of 1048576"},
+		{"program over 512 instructions", `a{600}`, "instructions, more than the limit of 512"},
+		{"program over 512 instructions in nested repeats", `(a{30}){20}`, "instructions, more than the limit of 512"},
 		// An unbalanced ")" closes the wrapper's group early: the rest would
 		// be a new, unanchored alternative ("(?i)^(?:/a)|(?:/b)" matches
 		// "/x/b"; "^(?:a)|(?:b)$" matches "a..."). Such an expression is
@@ -159,11 +161,20 @@ func TestCompileRegexErrors(t *testing.T) {
 
 // TestCompileRegexLimits checks the edges of the size limits.
 func TestCompileRegexLimits(t *testing.T) {
-	t.Run("4096 bytes", func(t *testing.T) {
-		expr := "/" + strings.Repeat("a", 4095)
+	t.Run("a literal path of 500 bytes", func(t *testing.T) {
+		expr := "/" + strings.Repeat("a", 499)
 		re, err := config.CompilePathRegex(expr)
 		if err != nil || !re.MatchString(expr) {
-			t.Errorf("CompilePathRegex(4096 bytes): got %v, want a regex matching the path", err)
+			t.Errorf("CompilePathRegex(500 bytes): got %v, want a regex matching the path", err)
+		}
+	})
+	t.Run("512 instructions", func(t *testing.T) {
+		if _, err := config.CompilePathRegex(`/.{0,254}`); err != nil {
+			t.Errorf("CompilePathRegex(/.{0,254}): got %v, want no error (512 instructions)", err)
+		}
+		_, err := config.CompilePathRegex(`/.{0,254}x`)
+		if err == nil || err.Error() != "compiles to 513 instructions, more than the limit of 512" {
+			t.Errorf(`CompilePathRegex(/.{0,254}x): got %v, want "compiles to 513 instructions, more than the limit of 512"`, err)
 		}
 	})
 	t.Run("just under 1 MiB", func(t *testing.T) {
@@ -172,14 +183,71 @@ func TestCompileRegexLimits(t *testing.T) {
 		}
 	})
 	t.Run("size in the message", func(t *testing.T) {
-		_, err := config.CompilePathRegex(`\pL{1000}`)
-		if err == nil || !strings.HasPrefix(err.Error(), "compiles to ") {
-			t.Errorf(`CompilePathRegex(\pL{1000}): got %v, want "compiles to N bytes, more than the limit of %d"`, err, config.MaxRegexProgramBytes)
+		_, err := config.CompilePathRegex(`\pL{400}`)
+		if err == nil || !strings.HasPrefix(err.Error(), "compiles to ") || !strings.HasSuffix(err.Error(), " bytes, more than the limit of 1048576") {
+			t.Errorf(`CompilePathRegex(\pL{400}): got %v, want "compiles to N bytes, more than the limit of %d"`, err, config.MaxRegexProgramBytes)
 		}
 	})
-	t.Run("repeat limit within one level", func(t *testing.T) {
-		if _, err := config.CompileValueRegex("a{1000}"); err != nil {
-			t.Errorf("CompileValueRegex(a{1000}): got %v, want no error", err)
+}
+
+// TestRegexSize checks the instructions a match's regexes count: path,
+// header and cookie regexes together, as each is wrapped, and that their
+// bytes are the instructions' and the character classes'.
+func TestRegexSize(t *testing.T) {
+	tests := []struct {
+		name  string
+		match config.Match
+		want  int
+	}{
+		{"prefix path", config.Match{Path: config.PathMatch{Prefix: "/api"}}, 0},
+		{"exact path with an exact header", config.Match{Path: config.PathMatch{Exact: "/a"}, Headers: []config.HeaderMatch{{Name: "X", Exact: "1"}}}, 0},
+		{"path regex", config.Match{Path: config.PathMatch{Regex: "/a(/|$)(.*)"}}, 14},
+		{"path, header and cookie regexes", config.Match{
+			Path:    config.PathMatch{Regex: "/a"},
+			Headers: []config.HeaderMatch{{Name: "X", Regex: "v[0-9]"}},
+			Cookies: []config.CookieMatch{{Name: "c", Regex: "on"}},
+		}, 5 + 6 + 6},
+		{"invalid regex counts nothing", config.Match{Path: config.PathMatch{Regex: "/a("}}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.match.RegexSize()
+			if got.Instructions != tc.want {
+				t.Errorf("RegexSize: got %d instructions, want %d", got.Instructions, tc.want)
+			}
+			if got.Bytes < 40*tc.want || (tc.want == 0) != (got.Bytes == 0) {
+				t.Errorf("RegexSize: got %d bytes for %d instructions, want at least 40 each", got.Bytes, got.Instructions)
+			}
+		})
+	}
+	t.Run("a large class takes bytes, not instructions", func(t *testing.T) {
+		small := (&config.Match{Path: config.PathMatch{Regex: "/a"}}).RegexSize()
+		large := (&config.Match{Path: config.PathMatch{Regex: `/\pL`}}).RegexSize()
+		if large.Instructions != small.Instructions || large.Bytes < small.Bytes+4000 {
+			t.Errorf(`RegexSize: /a %+v, /\pL %+v; want the same instructions and \pL's ranges in bytes`, small, large)
 		}
 	})
+}
+
+// TestRegexInstructionBudget checks the instructions an application may
+// hold under max_regex_input_bytes: the work budget over the bound.
+func TestRegexInstructionBudget(t *testing.T) {
+	tests := []struct {
+		input config.ByteSize
+		want  int
+	}{
+		{0, 512},
+		{8 << 10, 512},
+		{1 << 10, 4096},
+		{64 << 10, 64},
+		{1 << 20, 4},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.input), func(t *testing.T) {
+			lim := config.Limits{MaxRegexInputBytes: tc.input}
+			if got := lim.RegexInstructionBudget(); got != tc.want {
+				t.Errorf("RegexInstructionBudget with max_regex_input_bytes %d: got %d, want %d", tc.input, got, tc.want)
+			}
+		})
+	}
 }

@@ -83,7 +83,7 @@ func Errors(err error) []error {
 func (c *Config) Validate() error {
 	var l errorList
 	c.Server.validate(&l)
-	budget := regexBudget{}
+	budget := regexBudget{perApplication: c.Server.Limits.RegexInstructionBudget()}
 	catchAll := ""
 	domainOwner := map[string]string{}
 	poolOwner := map[string]string{}
@@ -209,6 +209,9 @@ func (lim *Limits) validate(l *errorList) {
 	if lim.LingeringTimeout.Std() > lim.LingeringTime.Or(DefaultLingeringTime) {
 		l.add("server.limits.lingering_timeout", "must be at most lingering_time (%s)", lim.LingeringTime.Or(DefaultLingeringTime))
 	}
+	if lim.MaxRegexInputBytes != 0 && (lim.MaxRegexInputBytes < 1<<10 || lim.MaxRegexInputBytes > 1<<20) {
+		l.add("server.limits.max_regex_input_bytes", "must be 1KiB..1MiB")
+	}
 	if lim.HTTP2MaxConcurrentStreams > 10000 {
 		l.add("server.limits.http2_max_concurrent_streams", "must be 1..10000")
 	}
@@ -288,6 +291,8 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 		}
 	}
 	firstWithMatch := map[string]int{}
+	budget.application = 0
+	over := -1 // the route whose regexes bring the application over its budget
 	for i, r := range app.Routes {
 		rpath := fmt.Sprintf("%s.routes[%d]", path, i)
 		if r == nil {
@@ -301,6 +306,9 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 			firstWithMatch[key] = i
 		}
 		r.Match.validate(l, rpath+".match", budget)
+		if over < 0 && budget.application > budget.perApplication {
+			over = i
+		}
 		t.validateAction(l, rpath+".action", &r.Action)
 		var regex *regexp.Regexp
 		if r.Match.Path.Regex != "" {
@@ -315,6 +323,19 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
 		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil)
 	}
+	if over >= 0 {
+		l.add(fmt.Sprintf("%s.routes[%d].match", path, over), "with %s, the regexes of this application compile to more than the %d instructions one request may run "+
+			"(%d instruction-bytes over server.limits.max_regex_input_bytes), %d in all: remove or simplify regex routes, or lower max_regex_input_bytes",
+			describeRegexes(&app.Routes[over].Match), budget.perApplication, RegexWorkBudget, budget.application)
+	}
+}
+
+// describeRegexes names the regexes of a match for a message.
+func describeRegexes(m *Match) string {
+	if m.Path.Regex != "" {
+		return fmt.Sprintf("the path regex %q", m.Path.Regex)
+	}
+	return "the header and cookie regexes of the route"
 }
 
 func (m *Match) validate(l *errorList, path string, budget *regexBudget) {
@@ -335,7 +356,7 @@ func (m *Match) validate(l *errorList, path string, budget *regexBudget) {
 	default:
 		if _, err := CompilePathRegex(p.Regex); err != nil {
 			l.add(path+".path.regex", "%v", err)
-		} else if err := budget.spend(p.Regex, false); err != nil {
+		} else if err := budget.spend(p.Regex, pathRegex); err != nil {
 			l.add(path+".path.regex", "%v", err)
 		}
 	}
@@ -379,7 +400,7 @@ func validateValueMatch(l *errorList, path, exact, re string, budget *regexBudge
 	if re != "" {
 		if _, err := CompileValueRegex(re); err != nil {
 			l.add(path+".regex", "%v", err)
-		} else if err := budget.spend(re, true); err != nil {
+		} else if err := budget.spend(re, valueRegex); err != nil {
 			l.add(path+".regex", "%v", err)
 		}
 	}

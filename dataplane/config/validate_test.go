@@ -171,6 +171,12 @@ func TestValidateRules(t *testing.T) {
 			c.Server.Limits.LingeringTimeout = config.Duration(10 * time.Second)
 			c.Server.Limits.SendTimeout = config.Duration(time.Hour)
 		}, nil},
+		{"max_regex_input_bytes below 1KiB", func(c *config.Config) { c.Server.Limits.MaxRegexInputBytes = 1<<10 - 1 },
+			[]wantErr{{"server.limits.max_regex_input_bytes", "must be 1KiB..1MiB"}}},
+		{"max_regex_input_bytes above 1MiB", func(c *config.Config) { c.Server.Limits.MaxRegexInputBytes = 1<<20 + 1 },
+			[]wantErr{{"server.limits.max_regex_input_bytes", "must be 1KiB..1MiB"}}},
+		{"max_regex_input_bytes bounds", func(c *config.Config) { c.Server.Limits.MaxRegexInputBytes = 1 << 10 }, nil},
+		{"max_regex_input_bytes upper bound", func(c *config.Config) { c.Server.Limits.MaxRegexInputBytes = 1 << 20 }, nil},
 		{"http2_max_concurrent_streams above 10000", func(c *config.Config) { c.Server.Limits.HTTP2MaxConcurrentStreams = 10001 },
 			[]wantErr{{"server.limits.http2_max_concurrent_streams", "must be 1..10000"}}},
 		{"http2_max_concurrent_streams 10000", func(c *config.Config) { c.Server.Limits.HTTP2MaxConcurrentStreams = 10000 }, nil},
@@ -317,8 +323,11 @@ func TestValidateRules(t *testing.T) {
 			[]wantErr{{R0 + ".match.path.prefix", "must be at most 4096 bytes"}}},
 		{"regex syntax error", func(c *config.Config) { match(c).Path = config.PathMatch{Regex: "/a("} },
 			[]wantErr{{R0 + ".match.path.regex", "invalid regular expression: missing closing )"}}},
-		{"regex program too large", func(c *config.Config) { match(c).Path = config.PathMatch{Regex: `/\pL{1000}`} },
+		{"regex program over 1 MiB", func(c *config.Config) { match(c).Path = config.PathMatch{Regex: `/\pL{400}`} },
 			[]wantErr{{R0 + ".match.path.regex", "more than the limit of 1048576"}}},
+		{"regex program over 512 instructions", func(c *config.Config) { match(c).Path = config.PathMatch{Regex: `/.{0,254}x`} },
+			[]wantErr{{R0 + ".match.path.regex", "compiles to 513 instructions, more than the limit of 512"}}},
+		{"regex program of 512 instructions", func(c *config.Config) { match(c).Path = config.PathMatch{Regex: `/.{0,254}`} }, nil},
 		{"regex too long", func(c *config.Config) { match(c).Path = config.PathMatch{Regex: "/" + strings.Repeat("a", 4096)} },
 			[]wantErr{{R0 + ".match.path.regex", "must be at most 4096 bytes"}}},
 
@@ -340,8 +349,11 @@ func TestValidateRules(t *testing.T) {
 			match(c).Headers = []config.HeaderMatch{{Name: "X", Regex: "[a"}}
 		}, []wantErr{{R0 + ".match.headers[0].regex", "invalid regular expression: missing closing ]"}}},
 		{"header regex too large", func(c *config.Config) {
-			match(c).Headers = []config.HeaderMatch{{Name: "X", Regex: `\pL{1000}`}}
+			match(c).Headers = []config.HeaderMatch{{Name: "X", Regex: `\pL{400}`}}
 		}, []wantErr{{R0 + ".match.headers[0].regex", "more than the limit of 1048576"}}},
+		{"header regex over 512 instructions", func(c *config.Config) {
+			match(c).Headers = []config.HeaderMatch{{Name: "X", Regex: `a{510}`}}
+		}, []wantErr{{R0 + ".match.headers[0].regex", "compiles to 514 instructions, more than the limit of 512"}}},
 		{"cookie name invalid", func(c *config.Config) { match(c).Cookies = []config.CookieMatch{{Name: "a=b"}} },
 			[]wantErr{{R0 + ".match.cookies[0].name", `"a=b" is not a valid cookie name`}}},
 		{"cookie name empty", func(c *config.Config) { match(c).Cookies = []config.CookieMatch{{Exact: "1"}} },
@@ -655,8 +667,9 @@ func TestValidateRules(t *testing.T) {
 }
 
 // TestValidateRegexBudget gives a file many path regexes of just under the
-// per-expression limit: the first 64 always fit in the 64 MiB budget, and
-// once it is spent every further regex is refused.
+// per-expression limit, each in its own application (so that no
+// application's instruction budget is spent): the first 64 always fit in
+// the 64 MiB budget, and once it is spent every further regex is refused.
 func TestValidateRegexBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles about 70 MiB of regular expressions")
@@ -669,29 +682,100 @@ func TestValidateRegexBudget(t *testing.T) {
 		if _, err := config.CompilePathRegex(re); err != nil {
 			t.Fatalf("CompilePathRegex(%q): got %v, want it under the per-expression limit", re, err)
 		}
-		addRoute(c, config.Match{Path: config.PathMatch{Regex: re}})
+		c.Tenants["t"].Applications[fmt.Sprintf("r%02d", i)] = &config.Application{
+			Domains: []string{fmt.Sprintf("r%02d.example.com", i)},
+			Routes:  []*config.Route{{Match: config.Match{Path: config.PathMatch{Regex: re}}, Action: config.Action{Pool: "p"}}},
+		}
 	}
 	errs := fieldErrors(t, c.Validate())
 	if len(errs) == 0 {
 		t.Fatalf("Validate with %d regexes of ~1 MiB: got no error, want the budget of %d bytes exceeded", n, config.MaxRegexBudgetBytes)
 	}
-	// Route 0 is the base's prefix route; regex i is routes[i+1].
 	first := len(errs)
 	for i, e := range errs {
 		var idx int
-		if _, err := fmt.Sscanf(e.Path, A+".routes[%d].match.path.regex", &idx); err != nil || !strings.Contains(e.Message, "compile to more than 67108864 bytes together") {
-			t.Errorf("Validate: got %q, want only budget errors at routes[k].match.path.regex", e)
+		if _, err := fmt.Sscanf(e.Path, "tenants.t.applications.r%02d.routes[0].match.path.regex", &idx); err != nil || !strings.Contains(e.Message, "compile to more than 67108864 bytes together") {
+			t.Errorf("Validate: got %q, want only budget errors at r<k>.routes[0].match.path.regex", e)
 			continue
 		}
 		if i == 0 {
 			first = idx
 		}
 		if want := first + i; idx != want {
-			t.Errorf("Validate: budget error %d at routes[%d], want routes[%d] (every regex after the first refused one)", i, idx, want)
+			t.Errorf("Validate: budget error %d in application r%02d, want r%02d (every regex after the first refused one)", i, idx, want)
 		}
 	}
-	if first < 65 || first+len(errs) != n+1 {
-		t.Errorf("Validate: budget errors for routes[%d..%d], want the first after routes[64] and every one up to routes[%d]", first, first+len(errs)-1, n)
+	if first < 64 || first+len(errs) != n {
+		t.Errorf("Validate: budget errors for r%02d..r%02d, want the first from r64 on and every one up to r%02d", first, first+len(errs)-1, n-1)
+	}
+}
+
+// TestValidateApplicationRegexBudget checks the instructions the regexes of
+// one application may hold together: the work budget over
+// max_regex_input_bytes (512 by default). Over it, the route whose regexes
+// cross it is named, with its path.
+func TestValidateApplicationRegexBudget(t *testing.T) {
+	// re compiles to 256 instructions (two letters, 125 optional dots and
+	// the wrapper); two of them fill the default budget of 512.
+	re := func(name string) string { return "/" + name + name + ".{0,125}" }
+	tests := []struct {
+		name   string
+		mutate func(c *config.Config)
+		want   []wantErr
+	}{
+		{"two regexes at the budget", func(c *config.Config) {
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}})
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}})
+		}, nil},
+		{"a third regex over it", func(c *config.Config) {
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}})
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}})
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: "/c"}})
+		}, []wantErr{{A + ".routes[3].match", `with the path regex "/c", the regexes of this application compile to more than the 512 instructions one request may run ` +
+			`(4194304 instruction-bytes over server.limits.max_regex_input_bytes), 517 in all: remove or simplify regex routes, or lower max_regex_input_bytes`}}},
+		{"only the crossing route is named", func(c *config.Config) {
+			for _, n := range []string{"a", "b", "c", "d"} {
+				addRoute(c, config.Match{Path: config.PathMatch{Regex: re(n)}})
+			}
+		}, []wantErr{{A + ".routes[3].match", `with the path regex "/cc.{0,125}", the regexes of this application compile to more than the 512 instructions`}}},
+		{"header regexes count", func(c *config.Config) {
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}})
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/b"}, Headers: []config.HeaderMatch{{Name: "X", Regex: ".{0,1}"}}})
+		}, []wantErr{{A + ".routes[3].match", "with the header and cookie regexes of the route, the regexes of this application compile to more than the 512"}}},
+		{"cookie regexes count", func(c *config.Config) {
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}, Cookies: []config.CookieMatch{{Name: "c", Regex: ".{0,126}"}}})
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}, Cookies: []config.CookieMatch{{Name: "c", Regex: "x"}}})
+		}, []wantErr{{A + ".routes[2].match", `with the path regex "/bb.{0,125}", the regexes of this application compile to more than the 512`}}},
+		{"a lower input bound takes more", func(c *config.Config) {
+			c.Server.Limits.MaxRegexInputBytes = 4 << 10
+			for _, n := range []string{"a", "b", "c", "d"} {
+				addRoute(c, config.Match{Path: config.PathMatch{Regex: re(n)}})
+			}
+		}, nil},
+		{"a higher input bound takes less", func(c *config.Config) {
+			c.Server.Limits.MaxRegexInputBytes = 16 << 10
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}})
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}})
+		}, []wantErr{{A + ".routes[2].match", "more than the 256 instructions one request may run"}}},
+		{"each application has its own budget", func(c *config.Config) {
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}})
+			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}})
+			c.Tenants["t"].Applications["other"] = &config.Application{
+				Domains: []string{"other.example.com"},
+				Routes: []*config.Route{
+					{Match: config.Match{Path: config.PathMatch{Regex: re("a")}}, Action: config.Action{Pool: "p"}},
+					{Match: config.Match{Path: config.PathMatch{Regex: re("b")}}, Action: config.Action{Pool: "p"}},
+				},
+			}
+		}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			tc.mutate(c)
+			checkFieldErrors(t, c.Validate(), tc.want)
+		})
 	}
 }
 

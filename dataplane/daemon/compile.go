@@ -94,7 +94,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 	if len(c.errs) > 0 {
 		return nil, joinErrors(c.errs)
 	}
-	table, err := router.Build(sites)
+	table, err := router.Build(sites, int(cfg.Server.Limits.MaxRegexInputBytes.Or(config.DefaultMaxRegexInputBytes)))
 	if err != nil {
 		return nil, &config.FieldError{Path: "tenants", Message: err.Error()}
 	}

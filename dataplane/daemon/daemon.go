@@ -70,6 +70,10 @@ type Daemon struct {
 
 	// unknownHost answers requests whose host no application serves.
 	unknownHost *route
+	// pathTooLong and valueTooLong answer requests whose path, or whose
+	// values tested by a header or cookie regex, are longer than the
+	// regexes of their host read (server.limits.max_regex_input_bytes).
+	pathTooLong, valueTooLong *route
 	// authCaches are the basic-auth verification caches by htpasswd
 	// content digest, kept across reloads while a generation uses them.
 	authCaches map[[32]byte]*basicauth.Cache
@@ -137,6 +141,14 @@ func New(opts Options) (*Daemon, error) {
 	d.unknownHost = &route{
 		handler: respond.New(http.StatusNotFound, "", "Not Found: no application serves this host\n"),
 		app:     &application{requests: d.metrics.RequestCounters("", "")},
+	}
+	d.pathTooLong = &route{
+		handler: respond.New(http.StatusRequestURITooLong, "", "URI Too Long: the path is longer than the regex routes of this host read\n"),
+		app:     d.unknownHost.app,
+	}
+	d.valueTooLong = &route{
+		handler: respond.New(http.StatusRequestHeaderFieldsTooLarge, "", "Request Header Fields Too Large: the values a header or cookie regex of this host tests are longer than it reads\n"),
+		app:     d.unknownHost.app,
 	}
 	fake, err := certs.SelfSigned(certs.FakeCommonName, "ingress.local")
 	if err != nil {
@@ -278,7 +290,7 @@ func fixedDifference(started, next *config.Server) string {
 	case started.Admin != next.Admin:
 		return "the admin socket (server.admin)"
 	case !reflect.DeepEqual(serverLimits(started.Limits), serverLimits(next.Limits)):
-		return "the connection limits (server.limits other than max_request_body_bytes and read_body_timeout)"
+		return "the connection limits (server.limits other than max_request_body_bytes, read_body_timeout and max_regex_input_bytes)"
 	}
 	return ""
 }
@@ -297,10 +309,12 @@ func sameListeners(a, b map[string]*config.Listener) bool {
 }
 
 // serverLimits are the limits the http.Servers hold; the request body limit
-// is applied per route and may change.
+// is applied per route and the regex input bound by the routing table, and
+// may change.
 func serverLimits(l config.Limits) config.Limits {
 	l.MaxRequestBodyBytes = 0
 	l.ReadBodyTimeout = 0
+	l.MaxRegexInputBytes = 0
 	return l
 }
 

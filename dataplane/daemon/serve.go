@@ -56,9 +56,9 @@ func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
 		http.Error(rec, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	rt, captures, ok := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
-	if !ok {
-		rt = e.d.unknownHost
+	rt, captures, err := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
+	if err != nil {
+		rt = e.d.lookupFailure(err)
 	}
 	x := e.d.exchanges.Get().(*exchange.Request)
 	e.fill(x, gen, r, path, captures)
@@ -435,3 +435,15 @@ func (r *recorder) endWatch() (cut bool) {
 
 // Unwrap returns the server's ResponseWriter.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// lookupFailure returns the route answering a request the table could not
+// route.
+func (d *Daemon) lookupFailure(err error) *route {
+	switch err {
+	case router.ErrPathTooLong:
+		return d.pathTooLong
+	case router.ErrValueTooLong:
+		return d.valueTooLong
+	}
+	return d.unknownHost
+}

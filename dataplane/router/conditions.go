@@ -19,21 +19,24 @@ type valueMatcher struct {
 	name  string // canonical header name, or cookie name
 	exact string
 	re    *regexp.Regexp
+	// maxInput bounds the bytes re reads from one request, all the values
+	// it tests together (0: no bound).
+	maxInput int
 }
 
 func (c conditions) empty() bool { return len(c.headers) == 0 && len(c.cookies) == 0 }
 
-func compileConditions(m *config.Match) (conditions, error) {
+func compileConditions(m *config.Match, maxInput int) (conditions, error) {
 	var c conditions
 	for _, h := range m.Headers {
-		vm, err := newValueMatcher(http.CanonicalHeaderKey(h.Name), h.Exact, h.Regex)
+		vm, err := newValueMatcher(http.CanonicalHeaderKey(h.Name), h.Exact, h.Regex, maxInput)
 		if err != nil {
 			return c, err
 		}
 		c.headers = append(c.headers, vm)
 	}
 	for _, ck := range m.Cookies {
-		vm, err := newValueMatcher(ck.Name, ck.Exact, ck.Regex)
+		vm, err := newValueMatcher(ck.Name, ck.Exact, ck.Regex, maxInput)
 		if err != nil {
 			return c, err
 		}
@@ -42,8 +45,8 @@ func compileConditions(m *config.Match) (conditions, error) {
 	return c, nil
 }
 
-func newValueMatcher(name, exact, expr string) (valueMatcher, error) {
-	vm := valueMatcher{name: name, exact: exact}
+func newValueMatcher(name, exact, expr string, maxInput int) (valueMatcher, error) {
+	vm := valueMatcher{name: name, exact: exact, maxInput: maxInput}
 	if expr != "" {
 		re, err := config.CompileValueRegex(expr)
 		if err != nil {
@@ -54,51 +57,61 @@ func newValueMatcher(name, exact, expr string) (valueMatcher, error) {
 	return vm, nil
 }
 
-func (vm *valueMatcher) test(v string) bool {
+// test reports whether v matches; read counts the bytes the regex has
+// read from the request so far, and the test fails with ErrValueTooLong
+// rather than read more than maxInput.
+func (vm *valueMatcher) test(v string, read *int) (bool, error) {
 	switch {
 	case vm.re != nil:
-		return vm.re.MatchString(v)
+		if *read += len(v); vm.maxInput > 0 && *read > vm.maxInput {
+			return false, ErrValueTooLong
+		}
+		return vm.re.MatchString(v), nil
 	case vm.exact != "":
-		return v == vm.exact
+		return v == vm.exact, nil
 	}
-	return true
+	return true, nil
 }
 
-func (c conditions) match(header http.Header) bool {
+func (c conditions) match(header http.Header) (bool, error) {
 	for i := range c.headers {
-		if !c.headers[i].matchHeader(header) {
-			return false
+		if ok, err := c.headers[i].matchHeader(header); !ok {
+			return false, err
 		}
 	}
 	for i := range c.cookies {
-		if !c.cookies[i].matchCookie(header["Cookie"]) {
-			return false
+		if ok, err := c.cookies[i].matchCookie(header["Cookie"]); !ok {
+			return false, err
 		}
 	}
-	return true
+	return true, nil
 }
 
 // matchHeader is true when any value of the header matches.
-func (vm *valueMatcher) matchHeader(header http.Header) bool {
+func (vm *valueMatcher) matchHeader(header http.Header) (bool, error) {
+	read := 0
 	for _, v := range header[vm.name] {
-		if vm.test(v) {
-			return true
+		if ok, err := vm.test(v, &read); ok || err != nil {
+			return ok, err
 		}
 	}
-	return false
+	return false, nil
 }
 
 // matchCookie is true when a cookie of that name in any Cookie header
 // matches.
-func (vm *valueMatcher) matchCookie(lines []string) bool {
+func (vm *valueMatcher) matchCookie(lines []string) (bool, error) {
+	read := 0
 	for _, line := range lines {
 		for line != "" {
 			name, value, rest, ok := exchange.NextCookie(line)
-			if ok && name == vm.name && vm.test(value) {
-				return true
+			if ok && name == vm.name {
+				if ok, err := vm.test(value, &read); ok || err != nil {
+					return ok, err
+				}
 			}
 			line = rest
 		}
 	}
-	return false
+	return false, nil
 }

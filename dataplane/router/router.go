@@ -6,15 +6,34 @@
 // A Table is built once per configuration and never changes, so lookups
 // take no locks; only regex routes run a regex, and a lookup allocates
 // nothing unless a regex route matches (for its captures).
+//
+// What a lookup may spend is bounded: each regex reads at most the table's
+// regex input bound from a request (the path, or the values a header or
+// cookie regex tests), or the lookup fails with ErrPathTooLong or
+// ErrValueTooLong; prefix candidates longer than the host's longest prefix
+// are not looked up.
 package router
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// Errors of Lookup.
+var (
+	// ErrNoDomain means that no domain of the table matches the host.
+	ErrNoDomain = errors.New("no application serves this host")
+	// ErrPathTooLong means that the path reached the host's regex routes
+	// and is longer than the regex input bound (answered 414).
+	ErrPathTooLong = errors.New("the path is longer than the regex routes of this host read")
+	// ErrValueTooLong means that a header or cookie regex would read more
+	// than the regex input bound from the request (answered 431).
+	ErrValueTooLong = errors.New("the values a header or cookie regex of this host tests are longer than it reads")
 )
 
 // Route is one route of a Site: a match and the value a lookup returns.
@@ -45,8 +64,12 @@ type Table[R any] struct {
 type host[R any] struct {
 	exact  map[string]*group[R]
 	prefix map[string]*group[R] // keyed by the prefix without its trailing slash; "/" is ""
-	regex  []regexRoute[R]
-	def    R
+	// longestPrefix is the length of the longest key of prefix.
+	longestPrefix int
+	regex         []regexRoute[R]
+	// maxRegexInput bounds the path the regexes read (0: no bound).
+	maxRegexInput int
+	def           R
 }
 
 // group holds the routes of one path: those with header or cookie
@@ -69,12 +92,14 @@ type regexRoute[R any] struct {
 	captures bool
 }
 
-// Build compiles sites into a Table. Errors name the site and route; the
-// configuration's Validate reports the same problems with field paths.
-func Build[R any](sites []Site[R]) (*Table[R], error) {
+// Build compiles sites into a Table whose regexes read at most
+// maxRegexInput bytes of a request each (0: no bound). Errors name the site
+// and route; the configuration's Validate reports the same problems with
+// field paths.
+func Build[R any](sites []Site[R], maxRegexInput int) (*Table[R], error) {
 	t := &Table[R]{exact: map[string]*host[R]{}, wildcard: map[string]*host[R]{}}
 	for i := range sites {
-		h, err := buildHost(&sites[i])
+		h, err := buildHost(&sites[i], maxRegexInput)
 		if err != nil {
 			return nil, fmt.Errorf("site %d: %w", i, err)
 		}
@@ -110,8 +135,8 @@ func addOnce[R any](hosts map[string]*host[R], key, domain string, h *host[R]) e
 	return nil
 }
 
-func buildHost[R any](s *Site[R]) (*host[R], error) {
-	h := &host[R]{exact: map[string]*group[R]{}, prefix: map[string]*group[R]{}, def: s.Default}
+func buildHost[R any](s *Site[R], maxRegexInput int) (*host[R], error) {
+	h := &host[R]{exact: map[string]*group[R]{}, prefix: map[string]*group[R]{}, maxRegexInput: maxRegexInput, def: s.Default}
 	for i := range s.Routes {
 		if err := h.add(&s.Routes[i]); err != nil {
 			return nil, fmt.Errorf("route %d: %w", i, err)
@@ -121,7 +146,7 @@ func buildHost[R any](s *Site[R]) (*host[R], error) {
 }
 
 func (h *host[R]) add(r *Route[R]) error {
-	cond, err := compileConditions(&r.Match)
+	cond, err := compileConditions(&r.Match, h.maxRegexInput)
 	if err != nil {
 		return err
 	}
@@ -137,7 +162,9 @@ func (h *host[R]) add(r *Route[R]) error {
 	case p.Exact != "":
 		return addToGroup(h.exact, p.Exact, cond, r.Value)
 	case p.Prefix != "":
-		return addToGroup(h.prefix, strings.TrimRight(p.Prefix, "/"), cond, r.Value)
+		key := strings.TrimRight(p.Prefix, "/")
+		h.longestPrefix = max(h.longestPrefix, len(key))
+		return addToGroup(h.prefix, key, cond, r.Value)
 	}
 	return fmt.Errorf("the route has no path")
 }
@@ -161,16 +188,17 @@ func addToGroup[R any](groups map[string]*group[R], key string, cond conditions,
 
 // Lookup finds the route of a request. host must be normalised
 // (NormalizeHost) and path normalised (NormalizePath). It returns the
-// route's value and, for a regex route that asked for them, its submatches. When a domain
-// matched but no route did, it returns the site's default. ok is false only
-// when no domain matched.
-func (t *Table[R]) Lookup(hostname, path string, header http.Header) (value R, captures []string, ok bool) {
+// route's value and, for a regex route that asked for them, its
+// submatches. When a domain matched but no route did, it returns the
+// site's default. It fails with ErrNoDomain when no domain matched, and
+// with ErrPathTooLong or ErrValueTooLong when a regex would read more than
+// the table's bound.
+func (t *Table[R]) Lookup(hostname, path string, header http.Header) (value R, captures []string, err error) {
 	h := t.host(hostname)
 	if h == nil {
-		return value, nil, false
+		return value, nil, ErrNoDomain
 	}
-	value, captures = h.lookup(path, header)
-	return value, captures, true
+	return h.lookup(path, header)
 }
 
 func (t *Table[R]) host(name string) *host[R] {
@@ -185,44 +213,62 @@ func (t *Table[R]) host(name string) *host[R] {
 	return t.catchAll
 }
 
-func (h *host[R]) lookup(path string, header http.Header) (R, []string) {
+func (h *host[R]) lookup(path string, header http.Header) (R, []string, error) {
 	if g := h.exact[path]; g != nil {
-		if v, ok := g.pick(header); ok {
-			return v, nil
+		if v, ok, err := g.pick(header); ok || err != nil {
+			return v, nil, err
 		}
 	}
-	for candidate := strings.TrimSuffix(path, "/"); ; {
-		if g := h.prefix[candidate]; g != nil {
-			if v, ok := g.pick(header); ok {
-				return v, nil
-			}
-		}
-		if candidate == "" {
-			break
-		}
-		candidate = candidate[:strings.LastIndexByte(candidate, '/')]
+	if v, ok, err := h.lookupPrefix(path, header); ok || err != nil {
+		return v, nil, err
+	}
+	if len(h.regex) > 0 && h.maxRegexInput > 0 && len(path) > h.maxRegexInput {
+		return h.def, nil, ErrPathTooLong
 	}
 	for i := range h.regex {
 		r := &h.regex[i]
-		if !r.cond.match(header) {
+		if ok, err := r.cond.match(header); !ok {
+			if err != nil {
+				return h.def, nil, err
+			}
 			continue
 		}
 		if !r.captures {
 			if r.re.MatchString(path) {
-				return r.value, nil
+				return r.value, nil, nil
 			}
 		} else if m := r.re.FindStringSubmatch(path); m != nil {
-			return r.value, m
+			return r.value, m, nil
 		}
 	}
-	return h.def, nil
+	return h.def, nil, nil
 }
 
-func (g *group[R]) pick(header http.Header) (R, bool) {
+// lookupPrefix finds the longest prefix route of path, trying the
+// candidates from the longest down; those longer than the longest prefix
+// of the host cannot match and are not looked up (hashing every one of
+// them would cost the square of the path's length).
+func (h *host[R]) lookupPrefix(path string, header http.Header) (value R, ok bool, err error) {
+	for candidate := strings.TrimSuffix(path, "/"); ; {
+		if len(candidate) <= h.longestPrefix {
+			if g := h.prefix[candidate]; g != nil {
+				if v, ok, err := g.pick(header); ok || err != nil {
+					return v, ok, err
+				}
+			}
+		}
+		if candidate == "" {
+			return value, false, nil
+		}
+		candidate = candidate[:strings.LastIndexByte(candidate, '/')]
+	}
+}
+
+func (g *group[R]) pick(header http.Header) (value R, ok bool, err error) {
 	for i := range g.conditional {
-		if g.conditional[i].cond.match(header) {
-			return g.conditional[i].value, true
+		if ok, err := g.conditional[i].cond.match(header); ok || err != nil {
+			return g.conditional[i].value, ok, err
 		}
 	}
-	return g.plain, g.hasPlain
+	return g.plain, g.hasPlain, nil
 }

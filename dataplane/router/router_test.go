@@ -29,7 +29,7 @@ func regexWithCaptures(p, v string) Route[string] {
 
 func mustBuild(t testing.TB, sites ...Site[string]) *Table[string] {
 	t.Helper()
-	table, err := Build(sites)
+	table, err := Build(sites, 0)
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
@@ -37,8 +37,8 @@ func mustBuild(t testing.TB, sites ...Site[string]) *Table[string] {
 }
 
 func lookup(table *Table[string], host, path string) string {
-	v, _, ok := table.Lookup(host, path, nil)
-	if !ok {
+	v, _, err := table.Lookup(host, path, nil)
+	if err != nil {
 		return "404"
 	}
 	return v
@@ -120,7 +120,7 @@ func TestHostSelection(t *testing.T) {
 func TestNoCatchAllIsNotFound(t *testing.T) {
 	table := mustBuild(t, Site[string]{Domains: []string{"*.example.com"}, Routes: []Route[string]{prefix("/", "wildcard")}})
 	for _, host := range []string{"foo.bar.example.com", "example.com", "other.test", ""} {
-		if _, _, ok := table.Lookup(host, "/", nil); ok {
+		if _, _, err := table.Lookup(host, "/", nil); err != ErrNoDomain {
 			t.Errorf("host %q: got a route, want none (404)", host)
 		}
 	}
@@ -210,7 +210,7 @@ func TestBuildRefusesDuplicates(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Build(tc.sites); err == nil {
+			if _, err := Build(tc.sites, 0); err == nil {
 				t.Fatal("got no error, want one")
 			}
 		})
@@ -275,7 +275,7 @@ func TestLookupDoesNotAllocate(t *testing.T) {
 	table := benchTable(100, 10)
 	header := http.Header{"Cookie": {"a=b"}}
 	allocs := testing.AllocsPerRun(1000, func() {
-		if _, _, ok := table.Lookup("host-50.example.com", "/r5/some/deeper/path", header); !ok {
+		if _, _, err := table.Lookup("host-50.example.com", "/r5/some/deeper/path", header); err != nil {
 			t.Fatal("no route")
 		}
 		if _, err := NormalizePath("/r5/some/deeper/path"); err != nil {
@@ -297,7 +297,7 @@ func benchTable(hosts, routes int) *Table[string] {
 		}
 		sites[h] = Site[string]{Domains: []string{fmt.Sprintf("host-%d.example.com", h)}, Routes: rs, Default: "default"}
 	}
-	table, err := Build(sites)
+	table, err := Build(sites, 0)
 	if err != nil {
 		panic(err)
 	}
@@ -344,7 +344,7 @@ func benchLookup(b *testing.B, table *Table[string], host, path string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, _, ok := table.Lookup(NormalizeHost(host), p, nil); !ok {
+	if _, _, err := table.Lookup(NormalizeHost(host), p, nil); err != nil {
 		b.Fatal("no route")
 	}
 }
