@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -249,25 +250,35 @@ func isUpgrade(h http.Header) bool {
 // announces a body and trickles it, or sends nothing, holds its request
 // only that long. It knows whether the body was read to its end (a read
 // that failed, on a timeout say, leaves the rest of it unread), and stop
-// ends reading it for good. The transport that streams it to a member may
-// read it from another goroutine.
+// ends reading it for good.
+//
+// The transport that streams it to a member reads it from its own
+// goroutine, and may go on after the handler has returned (a member that
+// answered before reading the whole body): the ResponseController is
+// then no longer the handler's to use (HTTP/2 frees the stream's writer,
+// and a deadline set on an HTTP/1.x connection would bound its next
+// request). end, when the handler returns, makes every later read fail
+// without touching it; mu orders each use of rc with stop and end. mu is
+// the request's own, uncontended but for that race.
 type clientBody struct {
 	body    io.ReadCloser
 	rc      *http.ResponseController
 	timeout time.Duration
 	read    atomic.Bool // read to its end (io.EOF)
-	stopped atomic.Bool
+
+	mu      sync.Mutex
+	stopped bool // by stop: the read deadline stays in the past
+	ended   bool // by end: the handler has returned, rc is not used
 }
 
 // errBodyStopped is what reads of a body get once the answer has been sent
-// without it.
+// without it, or the handler has returned.
 var errBodyStopped = errors.New("the request was answered before its body was read")
 
 func (b *clientBody) Read(p []byte) (int, error) {
-	if b.stopped.Load() {
+	if !b.readDeadline(time.Now().Add(b.timeout)) {
 		return 0, errBodyStopped
 	}
-	b.readDeadline(time.Now().Add(b.timeout))
 	n, err := b.body.Read(p)
 	if err == io.EOF {
 		b.read.Store(true)
@@ -284,21 +295,35 @@ func (b *clientBody) Close() error {
 	return b.body.Close()
 }
 
-// readDeadline sets the connection's read deadline, unless stop has ended
-// the body: then the deadline stays in the past, whichever of the two set
-// it last.
-func (b *clientBody) readDeadline(t time.Time) {
-	b.rc.SetReadDeadline(t)
-	if b.stopped.Load() {
-		b.rc.SetReadDeadline(longAgo())
+// readDeadline sets the connection's read deadline and reports true,
+// unless stop or end has ended the body.
+func (b *clientBody) readDeadline(t time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped || b.ended {
+		return false
 	}
+	b.rc.SetReadDeadline(t)
+	return true
 }
 
 // stop ends the body for good: reads fail, and so does the read net/http
 // makes, after the handler, to discard what is left of it.
 func (b *clientBody) stop() {
-	b.stopped.Store(true)
-	b.rc.SetReadDeadline(longAgo())
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopped = true
+	if !b.ended {
+		b.rc.SetReadDeadline(longAgo())
+	}
+}
+
+// end runs when the handler has returned: reads fail from then on, and rc
+// is not used again.
+func (b *clientBody) end() {
+	b.mu.Lock()
+	b.ended = true
+	b.mu.Unlock()
 }
 
 // longAgo is a deadline in the past: reads fail at once.
@@ -388,14 +413,17 @@ func (rec *recorder) Write(p []byte) (int, error) {
 // read to its end, net/http would go on reading the request body, without a
 // bound, before it closes: that read is ended at once, and the Guard closes
 // the connection with a lingering close instead, bounded by lingering_time
-// and lingering_timeout.
+// and lingering_timeout. Whatever still reads the body (a transport
+// streaming it to a member) fails from then on (clientBody.end).
 func (rec *recorder) settle() {
-	if !rec.closing || rec.guard == nil {
-		return
+	if rec.closing && rec.guard != nil {
+		rec.guard.LingerOnClose()
+		if rec.body != nil {
+			rec.body.stop()
+		}
 	}
-	rec.guard.LingerOnClose()
 	if rec.body != nil {
-		rec.body.stop()
+		rec.body.end()
 	}
 }
 
