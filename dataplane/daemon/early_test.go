@@ -72,6 +72,7 @@ func TestEarlyAnswers(t *testing.T) {
 	for _, listener := range []string{"http", "https"} {
 		for _, tc := range earlyCases {
 			t.Run(listener+"/"+tc.name, func(t *testing.T) {
+				before := td.lingerEnds()
 				conn := dialListener(t, td, listener)
 				sent := time.Now()
 				io.WriteString(conn, tc.head)
@@ -87,7 +88,7 @@ func TestEarlyAnswers(t *testing.T) {
 				}
 				// lingering_timeout is 500ms: closed well before
 				// lingering_time (2s).
-				held := td.lingered(t, conn, "quiet", 5*time.Second)
+				held := td.lingered(t, conn, before, "quiet", 5*time.Second)
 				if held > 1800*time.Millisecond {
 					t.Errorf("the connection was closed %v after the answer, want about 500ms (lingering_timeout)", held)
 				}
@@ -106,6 +107,7 @@ func TestLingeringClose(t *testing.T) {
 		"Member": b.addr, "Htpasswd": htpasswd(t, t.TempDir()), "Time": "1500ms", "Timeout": "400ms",
 	})
 	t.Run("a client that keeps sending is closed on at lingering_time", func(t *testing.T) {
+		before := td.lingerEnds()
 		conn := dialListener(t, td, "http")
 		io.WriteString(conn, "POST /admin HTTP/1.1\r\nHost: app.test\r\nContent-Length: 100000000\r\n\r\n")
 		start := time.Now()
@@ -116,7 +118,7 @@ func TestLingeringClose(t *testing.T) {
 		if resp := readAnswer(t, br, conn, 5*time.Second); resp.StatusCode != 403 {
 			t.Fatalf("got %d, want 403", resp.StatusCode)
 		}
-		td.lingered(t, conn, "time_up", 6*time.Second)
+		td.lingered(t, conn, before, "time_up", 6*time.Second)
 		if held := time.Since(start); held < 1200*time.Millisecond || held > 4*time.Second {
 			t.Errorf("closed after %v, want about 1.5s (lingering_time; it kept sending every 100ms, under lingering_timeout)", held)
 		}
@@ -208,32 +210,37 @@ func readAnswer(t *testing.T, br *bufio.Reader, conn net.Conn, d time.Duration) 
 	return resp
 }
 
+// lingerEnds counts the lingering closes that have ended, by how.
+func (td *testDaemon) lingerEnds() map[string]float64 {
+	counts := map[string]float64{}
+	for _, e := range []string{"client_closed", "quiet", "time_up"} {
+		counts[e] = testutil.ToFloat64(td.metrics.LingeringCloses.WithLabelValues(e))
+	}
+	return counts
+}
+
 // lingered waits up to d for the daemon to end the lingering close of one
-// more connection, which must end as end says, and returns how long that
-// took. conn must be that connection: the client saw the answer end (the
-// server shut its side down), and once the server has closed, what the
-// client still writes is answered with a reset.
-func (td *testDaemon) lingered(t *testing.T, conn net.Conn, end string, d time.Duration) time.Duration {
+// more connection than before counted (taken before the request was
+// sent), which must end as end says, and returns how long that took. conn
+// must be that connection: the client saw the answer end (the server shut
+// its side down), and once the server has closed, what the client still
+// writes is answered with a reset.
+func (td *testDaemon) lingered(t *testing.T, conn net.Conn, before map[string]float64, end string, d time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	conn.SetReadDeadline(start.Add(d))
 	if _, err := io.Copy(io.Discard, conn); err != nil {
 		t.Fatalf("after the answer: %v, want the end of the stream", err)
 	}
-	ends := td.metrics.LingeringCloses
-	before := map[string]float64{}
-	for _, e := range []string{"client_closed", "quiet", "time_up"} {
-		before[e] = testutil.ToFloat64(ends.WithLabelValues(e))
-	}
-	for testutil.ToFloat64(ends.WithLabelValues(end)) == before[end] {
+	for td.lingerEnds()[end] == before[end] {
 		if time.Since(start) > d {
 			t.Fatalf("no lingering close ended %q within %v", end, d)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	held := time.Since(start)
-	for e, n := range before {
-		if e != end && testutil.ToFloat64(ends.WithLabelValues(e)) != n {
+	for e, n := range td.lingerEnds() {
+		if e != end && n != before[e] {
 			t.Errorf("a lingering close ended %q, want %q", e, end)
 		}
 	}
