@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/ramjet-dev/ramjet/dataplane/admin"
 )
 
@@ -80,6 +82,16 @@ func TestRegexInputBound(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a 414 counts for the host's application", func(t *testing.T) {
+		counter := td.metrics.RequestCounters("t", "re")[4]
+		before := testutil.ToFloat64(counter)
+		if status, _, _ := rawGet(t, td.bound["http"], "re.test", longPath("/api/", 1025)); status != 414 {
+			t.Fatalf("status %d, want 414", status)
+		}
+		if got := testutil.ToFloat64(counter) - before; got != 1 {
+			t.Errorf("the application re counted %v answers of class 4xx, want 1", got)
+		}
+	})
 	t.Run("a reload changes the bound", func(t *testing.T) {
 		path := longPath("/api/", 1500)
 		if status, _, _ := rawGet(t, td.bound["http"], "re.test", path); status != 414 {

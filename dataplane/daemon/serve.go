@@ -59,7 +59,7 @@ func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
 	}
 	rt, captures, err := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
 	if err != nil {
-		rt = e.d.lookupFailure(err)
+		rt = e.d.lookupFailure(err, rt)
 	}
 	x := e.d.exchanges.Get().(*exchange.Request)
 	e.fill(x, gen, r, path, captures)
@@ -464,14 +464,24 @@ func (r *recorder) endWatch() (cut bool) {
 // Unwrap returns the server's ResponseWriter.
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-// lookupFailure returns the route answering a request the table could not
-// route.
-func (d *Daemon) lookupFailure(err error) *route {
+// lookupFailure is the route that answers a failed lookup: 404 for a host
+// nobody serves, 414 or 431 for a request longer than the host's regexes
+// read. The last two are counted under the host's application, whose
+// default route the lookup returned (site), when it has one.
+func (d *Daemon) lookupFailure(err error, site *route) *route {
+	var failure *route
 	switch err {
 	case router.ErrPathTooLong:
-		return d.pathTooLong
+		failure = d.pathTooLong
 	case router.ErrValueTooLong:
-		return d.valueTooLong
+		failure = d.valueTooLong
+	default:
+		return d.unknownHost
 	}
-	return d.unknownHost
+	if site != nil {
+		// Rare, and per request: a route of its own, so that the answer
+		// counts for the application the host belongs to.
+		return &route{handler: failure.handler, app: site.app}
+	}
+	return failure
 }
