@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -21,14 +22,28 @@ var readKinds = map[string]bool{"Ingress": true, "IngressClass": true, "Service"
 // objectName names an object as far as it is known: its kind, and its
 // namespace and name when the document has them.
 func objectName(u *unstructured.Unstructured) string {
-	name := u.GetKind()
+	kind := quoteUnusual(u.GetKind())
 	switch {
 	case u.GetName() == "":
-		return name + " (without a name)"
+		return kind + " (without a name)"
 	case u.GetNamespace() != "":
-		return name + " " + u.GetNamespace() + "/" + u.GetName()
+		return kind + " " + quoteUnusual(u.GetNamespace()) + "/" + quoteUnusual(u.GetName())
 	}
-	return name + " " + u.GetName()
+	return kind + " " + quoteUnusual(u.GetName())
+}
+
+// quoteUnusual returns s as it is when it could be a Kubernetes name or
+// kind (letters, digits, '-', '.'), else quoted: a document that does not
+// decode may carry any bytes in its names, and a report must not print
+// them raw.
+func quoteUnusual(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // decodeProblem says why an object does not decode, naming the field as

@@ -229,6 +229,9 @@ func TestReadUndecodable(t *testing.T) {
 		{"a List item without a name",
 			"apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: fine}\n  - " + strings.ReplaceAll(ingressHead, "\n", "\n    ") + "metadata: {labels: {tier: 1}}\n",
 			`stdin document 1 item 2: Ingress (without a name) does not decode: metadata.labels["tier"]: a number, where Kubernetes wants a string (quote the value); it is not translated`, ""},
+		{"a name that is no Kubernetes name is quoted",
+			ingressHead + "metadata: {name: \"web\\u001b[2J\", namespace: shop, annotations: {nginx.ingress.kubernetes.io/use-regex: true}}\n",
+			`stdin document 1: Ingress shop/"web\x1b[2J" does not decode: metadata.annotations["nginx.ingress.kubernetes.io/use-regex"]: a boolean, where Kubernetes wants a string (quote the value); it is not translated`, ""},
 		{"a kind translation does not read", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {replicas: \"3\"}\n",
 			"", "stdin document 1: Deployment web does not decode: spec.replicas: a string, where Kubernetes wants an integer"},
 	}
