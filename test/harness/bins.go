@@ -23,7 +23,7 @@ const binEnv = "RAMJET_TEST_BIN"
 
 // binaries are the programs the harness runs, all built by
 // test/tools/build.sh.
-var binaries = []string{"etcd", "kube-apiserver", "kubectl"}
+var binaries = []string{"etcd", "kube-apiserver", "kubectl", "helm"}
 
 // binDir is BinDir's result, computed once per test binary: a failed
 // build is not retried by every test of the package.

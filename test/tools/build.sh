@@ -10,22 +10,34 @@ bin=${1:-$tools/../../.cache/bin}
 mkdir -p "$bin"
 bin=$(cd "$bin" && pwd)
 
-# build MODULE OUTPUT PACKAGE: builds PACKAGE of test/tools/MODULE as
-# $bin/OUTPUT unless the stamp of the module's go.sum says it is current.
+# build MODULE OUTPUT PACKAGE [LDFLAGS]: builds PACKAGE of test/tools/MODULE
+# as $bin/OUTPUT unless the stamp of the module's go.sum (and the link flags)
+# says it is current.
 build() {
-	module=$1 out=$2 pkg=$3
+	module=$1 out=$2 pkg=$3 ldflags=${4:-}
 	stamp="$bin/.$out.stamp"
-	want=$(cat "$tools/$module/go.mod" "$tools/$module/go.sum" | sha256sum | cut -d' ' -f1)
+	want=$( (cat "$tools/$module/go.mod" "$tools/$module/go.sum"; echo "$ldflags") | sha256sum | cut -d' ' -f1)
 	if [ -x "$bin/$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 		return
 	fi
 	echo "building $out from $pkg (cached in $bin afterwards)" >&2
-	(cd "$tools/$module" && GOFLAGS=-mod=mod go build -trimpath -o "$bin/$out.tmp" "$pkg")
+	(cd "$tools/$module" && GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" -o "$bin/$out.tmp" "$pkg")
 	mv "$bin/$out.tmp" "$bin/$out"
 	echo "$want" >"$stamp"
 }
 
+# Kubernetes' own build stamps its version into the binaries (hack/lib/
+# version.sh); without it the API server says v0.0.0, and helm refuses
+# charts that name the Kubernetes versions they support.
+kube=$(sed -n 's/^require k8s.io\/kubernetes \(v[0-9.]*\)$/\1/p' "$tools/kube/go.mod")
+major=${kube#v}; major=${major%%.*}
+minor=${kube#v*.}; minor=${minor%%.*}
+kubever=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+	kubever="$kubever -X $pkg.gitVersion=$kube -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+done
+
 build etcd etcd go.etcd.io/etcd/server/v3
-build kube kubectl k8s.io/kubernetes/cmd/kubectl
-build kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+build kube kubectl k8s.io/kubernetes/cmd/kubectl "$kubever"
+build kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kubever"
 build helm helm helm.sh/helm/v3/cmd/helm

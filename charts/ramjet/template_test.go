@@ -1,0 +1,122 @@
+package ramjet_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ramjet-dev/ramjet/test/golden"
+)
+
+// configurations are the chart's tested configurations: testdata/NAME.values.yaml
+// rendered must equal testdata/NAME.yaml (rewritten by -update). The
+// install tests install each of them into a real API server.
+var configurations = []string{"default", "daemonset", "watchnamespace", "hpa", "pdb"}
+
+// renderOnly are configurations checked by helm template alone: they need
+// CRDs the test API server does not have (the prometheus-operator's).
+var renderOnly = []string{"options"}
+
+func valuesFile(name string) string { return filepath.Join("testdata", name+".values.yaml") }
+
+func TestLint(t *testing.T) {
+	for _, name := range append(append([]string{}, configurations...), renderOnly...) {
+		t.Run(name, func(t *testing.T) {
+			out, err := helm(t, "lint", ".", "--strict", "--kube-version", kubeVersion, "--namespace", namespace, "--values", valuesFile(name))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
+func TestTemplateGolden(t *testing.T) {
+	for _, name := range append(append([]string{}, configurations...), renderOnly...) {
+		t.Run(name, func(t *testing.T) {
+			got, err := render(t, []string{valuesFile(name)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", name+".yaml")
+			if golden.Update() {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("helm template with %s differs from %s (review the diff of -update):\n%s", valuesFile(name), path, firstDifference(string(want), got))
+			}
+		})
+	}
+}
+
+// firstDifference shows the lines around the first line where got differs
+// from want.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		if i >= len(w) || i >= len(g) || w[i] != g[i] {
+			from := max(0, i-3)
+			return "want:\n" + strings.Join(w[from:min(len(w), i+4)], "\n") + "\ngot:\n" + strings.Join(g[from:min(len(g), i+4)], "\n")
+		}
+	}
+	return ""
+}
+
+// TestRefusals: values that make no sense, alone or together, are refused
+// before anything reaches the cluster, with a message that names them.
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{"unknown key", []string{"replicas=2"}, "replicas"},
+		{"unknown nested key", []string{"ingressController.service.typ=NodePort"}, "typ"},
+		{"wrong type", []string{"ingressController.watchIngressWithoutClass=yes"}, "watchIngressWithoutClass"},
+		{"bad enum", []string{"ingressController.kind=StatefulSet"}, "kind"},
+		{"unknown server key", []string{"server.limits.max_body=1m"}, "max_body"},
+		{"wrong server type", []string{"server.access_log=loud"}, "access_log"},
+		{"bad server duration", []string{"server.limits.idle_timeout=soon"}, "idle_timeout"},
+		{"daemonset with hpa", []string{"ingressController.kind=DaemonSet", "autoscaling.enabled=true"}, "autoscaling.enabled needs ingressController.kind: Deployment"},
+		{"hpa min above max", []string{"autoscaling.enabled=true", "autoscaling.minReplicas=5", "autoscaling.maxReplicas=3"}, "autoscaling.minReplicas (5) is above autoscaling.maxReplicas (3)"},
+		{"hpa without target", []string{"autoscaling.enabled=true", "autoscaling.targetCPUUtilizationPercentage=0"}, "targetCPUUtilizationPercentage or"},
+		{"watchNamespace no name", []string{"ingressController.watchNamespace=Team_A"}, "ingressController.watchNamespace \"Team_A\" is not a namespace name"},
+		{"pdb blocks evictions", []string{"podDisruptionBudget.enabled=true"}, "podDisruptionBudget.minAvailable (1) with replicaCount 1"},
+		{"pdb blocks evictions at hpa minimum", []string{"podDisruptionBudget.enabled=true", "podDisruptionBudget.minAvailable=2", "autoscaling.enabled=true"}, "autoscaling.minReplicas 2"},
+		{"pdb both", []string{"podDisruptionBudget.enabled=true", "podDisruptionBudget.minAvailable=2", "podDisruptionBudget.maxUnavailable=1", "replicaCount=3"}, "not both"},
+		{"load balancer settings on ClusterIP", []string{"ingressController.service.type=ClusterIP", "ingressController.service.loadBalancerClass=x"}, "ingressController.service.loadBalancerClass needs ingressController.service.type: LoadBalancer"},
+		{"node ports on ClusterIP", []string{"ingressController.service.type=ClusterIP", "ingressController.service.nodePorts.http=30080"}, "nodePorts need"},
+		{"traffic policy on ClusterIP", []string{"ingressController.service.type=ClusterIP", "ingressController.service.externalTrafficPolicy=Local"}, "externalTrafficPolicy needs"},
+		{"server listeners", []string{"server.listeners.http.address=:80"}, "server.listeners is set by the chart"},
+		{"server admin socket", []string{"server.admin.socket=/tmp/a.sock"}, "server.admin.socket is set by the chart"},
+		{"mode off", []string{"ingressController.enabled=false"}, "ingressController.enabled: false"},
+		{"gateway api", []string{"ingressController.gatewayAPI.enabled=true"}, "ingressController.gatewayAPI.enabled"},
+		{"nothing to serve", []string{"ingressController.ingress.enabled=false"}, "ingressController.ingress.enabled: false serves nothing"},
+		{"http3", []string{"ingressController.http3=true"}, "ingressController.http3"},
+		{"host ports with hpa", []string{"ingressController.hostPort.enabled=true", "autoscaling.enabled=true"}, "hostPort.enabled with autoscaling.enabled"},
+		{"service monitor without service", []string{"metrics.serviceMonitor.enabled=true", "metrics.service.enabled=false"}, "metrics.serviceMonitor.enabled needs metrics.service.enabled"},
+		{"extra flag name", []string{"ingressController.extraArgs.Bad_Flag=1"}, "Bad_Flag"},
+		{"bad digest", []string{"image.digest=latest"}, "digest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var flags []string
+			for _, s := range tc.set {
+				flags = append(flags, "--set", s)
+			}
+			out, err := render(t, nil, flags...)
+			if err == nil {
+				t.Fatalf("helm template --set %v succeeded, want a refusal naming %q; it rendered:\n%.400s", tc.set, tc.want, out)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("helm template --set %v: got %v\nwant a message containing %q", tc.set, err, tc.want)
+			}
+		})
+	}
+}

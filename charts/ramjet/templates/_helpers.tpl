@@ -1,0 +1,129 @@
+{{/* Names, labels and the pieces several templates share. */}}
+
+{{/* ramjet.name is the chart name, or nameOverride. */}}
+{{- define "ramjet.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* ramjet.fullname is <release>-<name>, or the release name when it holds the name already. */}}
+{{- define "ramjet.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := include "ramjet.name" . }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* ramjet.selectorLabels select the ingress pods of the release. */}}
+{{- define "ramjet.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ramjet.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end }}
+
+{{/* ramjet.commonLabels go on every object of the chart. */}}
+{{- define "ramjet.commonLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/name: {{ include "ramjet.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: ramjet
+{{- end }}
+
+{{/* ramjet.labels are the common labels of the controller's objects. */}}
+{{- define "ramjet.labels" -}}
+{{ include "ramjet.commonLabels" . }}
+app.kubernetes.io/component: controller
+{{- end }}
+
+{{/* ramjet.serviceAccountName is the ServiceAccount the controller runs as. */}}
+{{- define "ramjet.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ramjet.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* ramjet.image is repository:tag, or repository@digest. */}}
+{{- define "ramjet.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/* ramjet.electionID is the name of the leader election Lease. */}}
+{{- define "ramjet.electionID" -}}
+{{- default (printf "%s-leader" (include "ramjet.fullname" .)) .Values.ingressController.electionID }}
+{{- end }}
+
+{{/* ramjet.publishService is namespace/name of the Service whose address goes into the status. */}}
+{{- define "ramjet.publishService" -}}
+{{- default (printf "%s/%s" .Release.Namespace (include "ramjet.fullname" .)) .Values.ingressController.publishService }}
+{{- end }}
+
+{{/* ramjet.gracePeriod is the drain delay plus the shutdown timeout plus a margin for the process to end. */}}
+{{- define "ramjet.gracePeriod" -}}
+{{- add .Values.drainDelaySeconds .Values.shutdownTimeoutSeconds 5 }}
+{{- end }}
+
+{{/* Paths inside the pod, shared by the containers. */}}
+{{- define "ramjet.basePath" -}}/etc/ramjet/base/base.yaml{{- end }}
+{{- define "ramjet.generatedDir" -}}/etc/ramjet/generated{{- end }}
+{{- define "ramjet.adminSocket" -}}/run/ramjet/admin.sock{{- end }}
+{{- define "ramjet.controllerPort" -}}10254{{- end }}
+{{- define "ramjet.healthPort" -}}10255{{- end }}
+
+{{/* ramjet.containerSecurityContext is every container's: no privilege, nothing writable but the volumes. */}}
+{{- define "ramjet.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+capabilities:
+  drop: [ALL]
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{/* ramjet.controllerArgs are the flags of ramjet-ingress run, from the values, as a YAML list (serialised, never spliced as text). */}}
+{{- define "ramjet.controllerArgs" -}}
+{{- $ic := .Values.ingressController -}}
+{{- $args := list
+  (printf "--base=%s" (include "ramjet.basePath" .))
+  (printf "--out=%s" (include "ramjet.generatedDir" .))
+  (printf "--file-dir=%s" (include "ramjet.generatedDir" .))
+  (printf "--admin-socket=%s" (include "ramjet.adminSocket" .))
+  "--https-listener=https"
+  (printf "--listen=:%s" (include "ramjet.controllerPort" .))
+  (printf "--ingress=%t" $ic.ingress.enabled)
+  (printf "--ingress-class=%s" $ic.className)
+  (printf "--controller-class=%s" $ic.controllerValue)
+  (printf "--annotations=%s" $ic.annotations)
+  (printf "--backend-tls-verify=%s" $ic.backendTLSVerify)
+  (printf "--election-id=%s" (include "ramjet.electionID" .)) -}}
+{{- with $ic.watchNamespace }}{{ $args = append $args (printf "--watch-namespace=%s" .) }}{{ end -}}
+{{- if $ic.watchIngressWithoutClass }}{{ $args = append $args "--watch-ingress-without-class" }}{{ end -}}
+{{- if $ic.crossNamespacePaths }}{{ $args = append $args "--cross-namespace-paths" }}{{ end -}}
+{{- if $ic.allowExternalNameServices }}{{ $args = append $args "--allow-external-name-services" }}{{ end -}}
+{{- with $ic.defaultCertificate }}{{ $args = append $args (printf "--default-ssl-certificate=%s" .) }}{{ end -}}
+{{- with $ic.defaultBackend }}{{ $args = append $args (printf "--default-backend=%s" .) }}{{ end -}}
+{{- if $ic.updateStatus }}
+{{- $args = append $args (printf "--publish-service=%s" (include "ramjet.publishService" .)) }}
+{{- else }}
+{{- $args = append $args "--no-status-update" }}
+{{- end -}}
+{{- $args = append $args (printf "--log-level=%s" .Values.logLevel) -}}
+{{- $args = append $args (printf "--log-format=%s" .Values.logFormat) -}}
+{{- range $flag, $value := $ic.extraArgs }}{{ $args = append $args (printf "--%s=%v" $flag $value) }}{{ end -}}
+{{- toYaml $args }}
+{{- end }}

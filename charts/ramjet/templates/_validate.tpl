@@ -1,0 +1,102 @@
+{{/*
+ramjet.validate refuses values that make no sense together, with a message
+that names them. values.schema.json already refused unknown keys and wrong
+types; what is left are combinations and facts of the cluster.
+*/}}
+{{- define "ramjet.validate" -}}
+{{- $ic := .Values.ingressController -}}
+{{- if not $ic.enabled }}
+{{- fail "ingressController.enabled: false is not a mode of this chart: Ramjet's chart only runs the ingress controller (run ramjetd alone from its Linux packages, see docs/ramjetd.md)" }}
+{{- end }}
+{{- if $ic.gatewayAPI.enabled }}
+{{- fail "ingressController.gatewayAPI.enabled: the Gateway API input is not available in this version of Ramjet" }}
+{{- end }}
+{{- if not $ic.ingress.enabled }}
+{{- fail "ingressController.ingress.enabled: false serves nothing: a Gateway-only install needs ingressController.gatewayAPI.enabled, which this version does not have" }}
+{{- end }}
+{{- if $ic.http3 }}
+{{- fail "ingressController.http3: the image has no HTTP/3 (ramjetd serves HTTP/1.1 and HTTP/2 only)" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (eq $ic.kind "DaemonSet") }}
+{{- fail "autoscaling.enabled needs ingressController.kind: Deployment (a DaemonSet runs one pod per node and cannot be scaled)" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- fail (printf "autoscaling.minReplicas (%d) is above autoscaling.maxReplicas (%d)" (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (not .Values.autoscaling.targetCPUUtilizationPercentage) (not .Values.autoscaling.targetMemoryUtilizationPercentage) }}
+{{- fail "autoscaling.enabled needs autoscaling.targetCPUUtilizationPercentage or autoscaling.targetMemoryUtilizationPercentage above 0" }}
+{{- end }}
+{{- include "ramjet.validatePDB" . }}
+{{- include "ramjet.validateService" . }}
+{{- include "ramjet.validateServer" . }}
+{{- include "ramjet.validateNamespace" . }}
+{{- if and $ic.hostPort.enabled .Values.autoscaling.enabled }}
+{{- fail "ingressController.hostPort.enabled with autoscaling.enabled: pods with host ports cannot share a node, so the autoscaler's pods would stay Pending" }}
+{{- end }}
+{{- end }}
+
+{{/* ramjet.validatePDB refuses a budget that blocks every eviction or says two things at once. */}}
+{{- define "ramjet.validatePDB" -}}
+{{- $pdb := .Values.podDisruptionBudget -}}
+{{- if $pdb.enabled }}
+{{- if and (ne (toString $pdb.maxUnavailable) "") (ne (toString $pdb.minAvailable) "1") }}
+{{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both" }}
+{{- end }}
+{{- if and (eq (toString $pdb.maxUnavailable) "") (eq .Values.ingressController.kind "Deployment") (not .Values.autoscaling.enabled) (regexMatch "^[0-9]+$" (toString $pdb.minAvailable)) (ge (int $pdb.minAvailable) (int .Values.replicaCount)) }}
+{{- fail (printf "podDisruptionBudget.minAvailable (%d) with replicaCount %d blocks every voluntary eviction (node drains never finish): raise replicaCount or use maxUnavailable" (int $pdb.minAvailable) (int .Values.replicaCount)) }}
+{{- end }}
+{{- if and (eq (toString $pdb.maxUnavailable) "") .Values.autoscaling.enabled (regexMatch "^[0-9]+$" (toString $pdb.minAvailable)) (ge (int $pdb.minAvailable) (int .Values.autoscaling.minReplicas)) }}
+{{- fail (printf "podDisruptionBudget.minAvailable (%d) with autoscaling.minReplicas %d blocks every voluntary eviction at the minimum: raise autoscaling.minReplicas or use maxUnavailable" (int $pdb.minAvailable) (int .Values.autoscaling.minReplicas)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* ramjet.validateService refuses load balancer settings on a Service that has no load balancer. */}}
+{{- define "ramjet.validateService" -}}
+{{- $svc := .Values.ingressController.service -}}
+{{- if ne $svc.type "LoadBalancer" }}
+{{- range $key := list "loadBalancerSourceRanges" "loadBalancerClass" "loadBalancerIP" }}
+{{- if get $svc $key }}
+{{- fail (printf "ingressController.service.%s needs ingressController.service.type: LoadBalancer (it is %s)" $key $svc.type) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if eq $svc.type "ClusterIP" }}
+{{- if $svc.externalTrafficPolicy }}
+{{- fail "ingressController.service.externalTrafficPolicy needs ingressController.service.type NodePort or LoadBalancer" }}
+{{- end }}
+{{- if or (ne (toString $svc.nodePorts.http) "") (ne (toString $svc.nodePorts.https) "") }}
+{{- fail "ingressController.service.nodePorts need ingressController.service.type NodePort or LoadBalancer" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* ramjet.validateServer keeps the listeners, the health listener and the admin socket the chart's: the Service, the probes and the controller depend on them. */}}
+{{- define "ramjet.validateServer" -}}
+{{- $server := .Values.server | default dict -}}
+{{- range $key := list "listeners" "health" }}
+{{- if hasKey $server $key }}
+{{- fail (printf "server.%s is set by the chart (the Service and the probes depend on it): use ingressController.containerPort" $key) }}
+{{- end }}
+{{- end }}
+{{- if and (hasKey $server "admin") (hasKey $server.admin "socket") }}
+{{- fail "server.admin.socket is set by the chart: the controller reaches ramjetd through it" }}
+{{- end }}
+{{- end }}
+
+{{/*
+ramjet.validateNamespace refuses a watchNamespace that is no namespace name
+or, when the chart is installed (helm template cannot look), that the cluster
+does not have.
+*/}}
+{{- define "ramjet.validateNamespace" -}}
+{{- $ns := .Values.ingressController.watchNamespace -}}
+{{- if $ns }}
+{{- if not (regexMatch "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" $ns) }}
+{{- fail (printf "ingressController.watchNamespace %s is not a namespace name (lower-case letters, digits and '-', at most 63)" (toJson $ns)) }}
+{{- end }}
+{{- if and (lookup "v1" "Namespace" "" "kube-system") (not (lookup "v1" "Namespace" "" $ns)) }}
+{{- fail (printf "ingressController.watchNamespace: the cluster has no namespace %s" $ns) }}
+{{- end }}
+{{- end }}
+{{- end }}
