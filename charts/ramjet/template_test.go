@@ -102,6 +102,7 @@ func TestRefusals(t *testing.T) {
 		{"http3", []string{"ingressController.http3=true"}, "ingressController.http3"},
 		{"host ports with hpa", []string{"ingressController.hostPort.enabled=true", "autoscaling.enabled=true"}, "hostPort.enabled with autoscaling.enabled"},
 		{"service monitor without service", []string{"metrics.serviceMonitor.enabled=true", "metrics.service.enabled=false"}, "metrics.serviceMonitor.enabled needs metrics.service.enabled"},
+		{"status without a publish service", []string{"ingressController.service.enabled=false"}, "ingressController.updateStatus needs a Service"},
 		{"extra flag name", []string{"ingressController.extraArgs.Bad_Flag=1"}, "Bad_Flag"},
 		{"bad digest", []string{"image.digest=latest"}, "digest"},
 	} {

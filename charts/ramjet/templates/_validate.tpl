@@ -26,6 +26,9 @@ types; what is left are combinations and facts of the cluster.
 {{- if and .Values.autoscaling.enabled (not .Values.autoscaling.targetCPUUtilizationPercentage) (not .Values.autoscaling.targetMemoryUtilizationPercentage) }}
 {{- fail "autoscaling.enabled needs autoscaling.targetCPUUtilizationPercentage or autoscaling.targetMemoryUtilizationPercentage above 0" }}
 {{- end }}
+{{- if and $ic.updateStatus (not $ic.publishService) (not $ic.service.enabled) }}
+{{- fail "ingressController.updateStatus needs a Service whose address goes into the status: set ingressController.service.enabled or ingressController.publishService (or updateStatus: false)" }}
+{{- end }}
 {{- include "ramjet.validatePDB" . }}
 {{- include "ramjet.validateService" . }}
 {{- include "ramjet.validateServer" . }}
