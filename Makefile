@@ -6,6 +6,15 @@ CACHE   := $(CURDIR)/.cache
 BIN     := $(CACHE)/bin
 export GOFLAGS := -buildvcs=false
 
+# The version and the commit linked into both programs (--version). Builds
+# run with -buildvcs=false, so Go records no commit of its own; outside a git
+# checkout both stay empty and the programs print what Go recorded, or
+# "unknown".
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
+VERSION_PKG := github.com/ramjet-dev/ramjet/dataplane/version
+LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
+
 .PHONY: all deps tools build test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
 
 all: build
@@ -13,7 +22,7 @@ all: build
 ## build: compile ramjetd and ramjet-ingress into .cache/bin
 build: deps
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 ## deps: what building and testing need beyond Go: modules, a C compiler
 ## for the race detector and iproute2 for the end-to-end tests' network
