@@ -51,14 +51,14 @@ func writeConfig(t *testing.T, dir, body string) string {
 	return path
 }
 
-func TestCommands(t *testing.T) {
-	bin := buildRamjetd(t)
-	dir := t.TempDir()
-	socket := filepath.Join(dir, "admin.sock")
-	good := `
+// appConfig is a configuration with the listener http at listen, the
+// health listener, the admin socket, and the host app.test served by the
+// pool web of members (the items of a YAML flow list).
+func appConfig(listen, health, socket, members string) string {
+	return `
 server:
-  listeners: {http: {address: "` + freePort(t) + `"}}
-  health: {address: "` + freePort(t) + `"}
+  listeners: {http: {address: "` + listen + `"}}
+  health: {address: "` + health + `"}
   admin: {socket: "` + socket + `"}
 tenants:
   t:
@@ -67,8 +67,15 @@ tenants:
         domains: [app.test]
         routes: [{match: {path: {prefix: /}}, action: {pool: web}}]
     pools:
-      web: {members: ["127.0.0.1:9", {address: "127.0.0.1:10", weight: 3}]}
+      web: {members: [` + members + `]}
 `
+}
+
+func TestCommands(t *testing.T) {
+	bin := buildRamjetd(t)
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "admin.sock")
+	good := appConfig(freePort(t), freePort(t), socket, `"127.0.0.1:9", {address: "127.0.0.1:10", weight: 3}`)
 	goodPath := writeConfig(t, dir, good)
 
 	t.Run("validate accepts a good file", func(t *testing.T) {
@@ -173,20 +180,7 @@ func TestDrain(t *testing.T) {
 	dir := t.TempDir()
 	socket := filepath.Join(dir, "admin.sock")
 	listen, health := freePort(t), freePort(t)
-	config := writeConfig(t, dir, `
-server:
-  listeners: {http: {address: "`+listen+`"}}
-  health: {address: "`+health+`"}
-  admin: {socket: "`+socket+`"}
-tenants:
-  t:
-    applications:
-      app:
-        domains: [app.test]
-        routes: [{match: {path: {prefix: /}}, action: {pool: web}}]
-    pools:
-      web: {members: ["`+member.Listener.Addr().String()+`"]}
-`)
+	config := writeConfig(t, dir, appConfig(listen, health, socket, `"`+member.Listener.Addr().String()+`"`))
 	daemon := exec.Command(bin, "--config", config, "--drain-delay", drainDelay.String())
 	var logs strings.Builder
 	daemon.Stderr = &logs
