@@ -15,7 +15,7 @@ COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
 VERSION_PKG := github.com/ramjet-dev/ramjet/dataplane/version
 LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
 
-.PHONY: all deps tools build test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
+.PHONY: all deps tools build image test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
 
 all: build
 
@@ -23,6 +23,24 @@ all: build
 build: deps
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+## image: the container image ghcr.io/ramjet-dev/ramjet:$(VERSION) as an
+## OCI image layout in .cache/image, built without a container engine or a
+## base image by test/tools/image: both programs static (built into
+## .cache/image-build), this machine's CA bundle (ca-certificates, installed
+## with apt-get when root), the user nonroot (65532). The same commit gives
+## the same digest. The Dockerfile builds it with a container engine
+CA_BUNDLE := /etc/ssl/certs/ca-certificates.crt
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+image:
+	@if [ ! -s $(CA_BUNDLE) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing ca-certificates"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates >/dev/null; \
+	  else echo "$(CA_BUNDLE) is missing (apt-get install ca-certificates)"; exit 1; fi; \
+	fi
+	cd test/tools/image && $(GO) run . -module $(CURDIR) -work $(CACHE)/image-build -out $(CACHE)/image \
+	  -version '$(VERSION)' -commit '$(COMMIT)' -created '$(or $(SOURCE_DATE_EPOCH),0)' -ca $(CA_BUNDLE)
 
 ## deps: what building and testing need beyond Go: modules, a C compiler
 ## for the race detector and iproute2 for the end-to-end tests' network
