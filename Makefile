@@ -6,14 +6,41 @@ CACHE   := $(CURDIR)/.cache
 BIN     := $(CACHE)/bin
 export GOFLAGS := -buildvcs=false
 
-.PHONY: all deps tools build test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
+# The version and the commit linked into both programs (--version). Builds
+# run with -buildvcs=false, so Go records no commit of its own; outside a git
+# checkout both stay empty and the programs print what Go recorded, or
+# "unknown".
+VERSION := $(shell git describe --tags --always --dirty 2>/dev/null)
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
+VERSION_PKG := github.com/ramjet-dev/ramjet/dataplane/version
+LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
+
+.PHONY: all deps tools build image test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
 
 all: build
 
 ## build: compile ramjetd and ramjet-ingress into .cache/bin
 build: deps
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+## image: the container image ghcr.io/ramjet-dev/ramjet:$(VERSION) as an
+## OCI image layout in .cache/image, built without a container engine or a
+## base image by test/tools/image: both programs static (built into
+## .cache/image-build), this machine's CA bundle (ca-certificates, installed
+## with apt-get when root), the user nonroot (65532). The same commit gives
+## the same digest. The Dockerfile builds it with a container engine
+CA_BUNDLE := /etc/ssl/certs/ca-certificates.crt
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null)
+image:
+	@if [ ! -s $(CA_BUNDLE) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing ca-certificates"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates >/dev/null; \
+	  else echo "$(CA_BUNDLE) is missing (apt-get install ca-certificates)"; exit 1; fi; \
+	fi
+	cd test/tools/image && $(GO) run . -module $(CURDIR) -work $(CACHE)/image-build -out $(CACHE)/image \
+	  -version '$(VERSION)' -commit '$(COMMIT)' -created '$(or $(SOURCE_DATE_EPOCH),0)' -ca $(CA_BUNDLE)
 
 ## deps: what building and testing need beyond Go: modules, a C compiler
 ## for the race detector and iproute2 for the end-to-end tests' network

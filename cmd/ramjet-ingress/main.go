@@ -4,6 +4,7 @@
 //	ramjet-ingress bootstrap --base F --out D                      the first configuration
 //	ramjet-ingress translate -f PATH [flags]   what Ramjet would serve for manifests
 //	ramjet-ingress annotations                 the compiled-in annotation families
+//	ramjet-ingress version (or --version)      the version and the commit
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/version"
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
@@ -24,7 +26,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: ramjet-ingress run|bootstrap|translate|annotations [flags] (--help for each)")
+		fmt.Fprintln(os.Stderr, "usage: ramjet-ingress run|bootstrap|translate|annotations|version [flags] (--help for each)")
 		os.Exit(2)
 	}
 	var err error
@@ -38,8 +40,10 @@ func main() {
 		code, err = translate(args)
 	case "annotations":
 		err = annotations(args)
+	case "version", "--version":
+		fmt.Println(version.String("ramjet-ingress"))
 	default:
-		err = fmt.Errorf("unknown command %q; the commands are run, bootstrap, translate and annotations", cmd)
+		err = fmt.Errorf("unknown command %q; the commands are run, bootstrap, translate, annotations and version", cmd)
 	}
 	if errors.Is(err, pflag.ErrHelp) {
 		os.Exit(0)

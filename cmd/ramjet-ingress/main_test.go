@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -243,4 +244,26 @@ func TestTranslateCommand(t *testing.T) {
 			t.Errorf("exit %d:\n%s", code, out)
 		}
 	})
+}
+
+// TestVersionCommand checks that the version and commit the Makefile links
+// in are what `ramjet-ingress --version` and `ramjet-ingress version` print.
+func TestVersionCommand(t *testing.T) {
+	const (
+		version = "v9.8.7-3-gabcdef0-dirty"
+		commit  = "abcdef0123456789abcdef0123456789abcdef01"
+		pkg     = "github.com/ramjet-dev/ramjet/dataplane/version"
+	)
+	bin := filepath.Join(t.TempDir(), "ramjet-ingress")
+	ldflags := "-X " + pkg + ".version=" + version + " -X " + pkg + ".commit=" + commit
+	if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	want := "ramjet-ingress " + version + " (commit " + commit + ", " + runtime.Version() + ")\n"
+	for _, arg := range []string{"--version", "version"} {
+		out, err := exec.Command(bin, arg).CombinedOutput()
+		if err != nil || string(out) != want {
+			t.Errorf("ramjet-ingress %s: %v\ngot  %q\nwant %q", arg, err, out, want)
+		}
+	}
 }

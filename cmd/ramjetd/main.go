@@ -4,6 +4,8 @@
 //	ramjetd --config FILE                         serve
 //	ramjetd validate --config FILE                check a configuration
 //	ramjetd upstreams [show POOL] --admin-socket PATH
+//	ramjetd drain --admin-socket PATH             drain before a stop (preStop)
+//	ramjetd version (or --version)
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/admin"
 	"github.com/ramjet-dev/ramjet/dataplane/daemon"
 	"github.com/ramjet-dev/ramjet/dataplane/logging"
+	"github.com/ramjet-dev/ramjet/dataplane/version"
 )
 
 func main() {
@@ -37,8 +40,12 @@ func main() {
 		err = validate(args)
 	case "upstreams":
 		err = upstreams(args)
+	case "drain":
+		err = drain(args)
+	case "version":
+		fmt.Println(version.String("ramjetd"))
 	default:
-		err = fmt.Errorf("unknown command %q; the commands are serve (the default), validate and upstreams", cmd)
+		err = fmt.Errorf("unknown command %q; the commands are serve (the default), validate, upstreams, drain and version", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ramjetd:", err)
@@ -49,12 +56,17 @@ func main() {
 func serve(args []string) error {
 	fs := pflag.NewFlagSet("ramjetd", pflag.ContinueOnError)
 	configPath := fs.String("config", "/etc/ramjet/ramjet.yaml", "configuration file")
-	drain := fs.Duration("drain-delay", daemon.DefaultDrainDelay, "after SIGTERM, keep serving this long with /readyz failing")
+	drain := fs.Duration("drain-delay", daemon.DefaultDrainDelay, "after SIGTERM (or ramjetd drain), keep serving this long with /readyz failing")
 	shutdown := fs.Duration("shutdown-timeout", daemon.DefaultShutdownTimeout, "after the drain delay, wait this long for requests in flight")
 	level := fs.String("log-level", logging.DefaultLevel(), "debug, info, warn or error (or RAMJET_LOG)")
 	format := fs.String("log-format", "text", "text or json")
+	showVersion := fs.Bool("version", false, "print the version and the commit, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *showVersion {
+		fmt.Println(version.String("ramjetd"))
+		return nil
 	}
 	log, err := logging.New(*level, *format, os.Stderr)
 	if err != nil {
@@ -112,4 +124,23 @@ func upstreams(args []string) error {
 		return admin.WritePool(os.Stdout, pool)
 	}
 	return fmt.Errorf("usage: ramjetd upstreams [show POOL] --admin-socket PATH")
+}
+
+// drain starts the drain of the ramjetd behind the admin socket and
+// returns when its drain delay is over: a Kubernetes preStop hook runs it,
+// so that the SIGTERM that follows stops ramjetd at once.
+func drain(args []string) error {
+	fs := pflag.NewFlagSet("ramjetd drain", pflag.ContinueOnError)
+	socket := fs.String("admin-socket", "/run/ramjet/admin.sock", "admin socket of the ramjetd to drain")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("usage: ramjetd drain --admin-socket PATH")
+	}
+	if _, err := admin.NewClient(*socket).Drain(context.Background()); err != nil {
+		return err
+	}
+	fmt.Println("drained: /readyz answers 503 and keep-alive clients were told to close; ramjetd serves until SIGTERM")
+	return nil
 }

@@ -1,21 +1,34 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// buildRamjetd compiles the command once per test run.
+// The version and commit the tests link into ramjetd, as the Makefile does.
+const (
+	testVersion = "v9.8.7-3-gabcdef0-dirty"
+	testCommit  = "abcdef0123456789abcdef0123456789abcdef01"
+	versionPkg  = "github.com/ramjet-dev/ramjet/dataplane/version"
+)
+
+// buildRamjetd compiles the command, with testVersion and testCommit.
 func buildRamjetd(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ramjetd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	ldflags := "-X " + versionPkg + ".version=" + testVersion + " -X " + versionPkg + ".commit=" + testCommit
+	if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
@@ -38,14 +51,14 @@ func writeConfig(t *testing.T, dir, body string) string {
 	return path
 }
 
-func TestCommands(t *testing.T) {
-	bin := buildRamjetd(t)
-	dir := t.TempDir()
-	socket := filepath.Join(dir, "admin.sock")
-	good := `
+// appConfig is a configuration with the listener http at listen, the
+// health listener, the admin socket, and the host app.test served by the
+// pool web of members (the items of a YAML flow list).
+func appConfig(listen, health, socket, members string) string {
+	return `
 server:
-  listeners: {http: {address: "` + freePort(t) + `"}}
-  health: {address: "` + freePort(t) + `"}
+  listeners: {http: {address: "` + listen + `"}}
+  health: {address: "` + health + `"}
   admin: {socket: "` + socket + `"}
 tenants:
   t:
@@ -54,8 +67,15 @@ tenants:
         domains: [app.test]
         routes: [{match: {path: {prefix: /}}, action: {pool: web}}]
     pools:
-      web: {members: ["127.0.0.1:9", {address: "127.0.0.1:10", weight: 3}]}
+      web: {members: [` + members + `]}
 `
+}
+
+func TestCommands(t *testing.T) {
+	bin := buildRamjetd(t)
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "admin.sock")
+	good := appConfig(freePort(t), freePort(t), socket, `"127.0.0.1:9", {address: "127.0.0.1:10", weight: 3}`)
 	goodPath := writeConfig(t, dir, good)
 
 	t.Run("validate accepts a good file", func(t *testing.T) {
@@ -79,6 +99,15 @@ tenants:
 		} {
 			if !strings.Contains(string(out), want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+	t.Run("version", func(t *testing.T) {
+		want := "ramjetd " + testVersion + " (commit " + testCommit + ", " + runtime.Version() + ")\n"
+		for _, args := range [][]string{{"--version"}, {"version"}, {"serve", "--version", "--config", "/nonexistent"}} {
+			out, err := exec.Command(bin, args...).CombinedOutput()
+			if err != nil || string(out) != want {
+				t.Errorf("ramjetd %s: %v\ngot  %q\nwant %q", strings.Join(args, " "), err, out, want)
 			}
 		}
 	})
@@ -136,4 +165,122 @@ func waitFor(t *testing.T, ok func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestDrain checks `ramjetd drain` as a preStop hook runs it: readiness
+// fails at once, requests are still served and told to close their
+// connection, each drain command returns when the one drain delay is
+// over, and a SIGTERM after it stops ramjetd without waiting the delay
+// again.
+func TestDrain(t *testing.T) {
+	const drainDelay = 4 * time.Second
+	bin := buildRamjetd(t)
+	member := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") }))
+	defer member.Close()
+	dir := t.TempDir()
+	socket := filepath.Join(dir, "admin.sock")
+	listen, health := freePort(t), freePort(t)
+	config := writeConfig(t, dir, appConfig(listen, health, socket, `"`+member.Listener.Addr().String()+`"`))
+	daemon := exec.Command(bin, "--config", config, "--drain-delay", drainDelay.String())
+	var logs strings.Builder
+	daemon.Stderr = &logs
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer daemon.Process.Kill()
+	exited := make(chan error, 1)
+	go func() { exited <- daemon.Wait() }()
+	waitFor(t, func() bool { return readyz(health) == http.StatusOK })
+
+	if resp := get(t, listen); resp.StatusCode != http.StatusOK || resp.Close {
+		t.Fatalf("before the drain: %d, close %t; want 200 kept alive", resp.StatusCode, resp.Close)
+	}
+	first := startDrain(t, bin, socket)
+	waitFor(t, func() bool { return readyz(health) == http.StatusServiceUnavailable })
+	if resp := get(t, listen); resp.StatusCode != http.StatusOK || !resp.Close {
+		t.Errorf("a keep-alive request during the drain: %d, close %t; want 200 with Connection: close", resp.StatusCode, resp.Close)
+	}
+	second := startDrain(t, bin, socket)
+	for name, drain := range map[string]*drainCommand{"the first drain": first, "a second drain": second} {
+		if err := drain.cmd.Wait(); err != nil || !strings.Contains(drain.out.String(), "drained") {
+			t.Errorf("%s: %v\n%s", name, err, drain.out.String())
+		}
+	}
+	// The drain delay is over; serving goes on until SIGTERM.
+	if resp := get(t, listen); resp.StatusCode != http.StatusOK || !resp.Close {
+		t.Errorf("a new connection after the drain: %d, close %t; want 200 with Connection: close", resp.StatusCode, resp.Close)
+	}
+	if status := readyz(health); status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz after the drain: %d, want 503", status)
+	}
+
+	daemon.Process.Signal(syscall.SIGTERM)
+	// A deadline shorter than the drain delay: waiting the delay again
+	// would miss it.
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(drainDelay - time.Second):
+		t.Fatalf("ramjetd did not stop after SIGTERM within the drain delay; it waits the delay again")
+	}
+	out := logs.String()
+	if n := strings.Count(out, "msg=\"draining: readiness off"); n != 1 {
+		t.Errorf("the drain started %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, "drain_left=0s") || !strings.Contains(out, "msg=stopped") {
+		t.Errorf("the logs lack the shutdown with nothing left of the drain delay:\n%s", out)
+	}
+}
+
+// drainCommand is a `ramjetd drain` running.
+type drainCommand struct {
+	cmd *exec.Cmd
+	out strings.Builder
+}
+
+func startDrain(t *testing.T, bin, socket string) *drainCommand {
+	t.Helper()
+	d := &drainCommand{cmd: exec.Command(bin, "drain", "--admin-socket", socket)}
+	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// readyz returns the status of GET /readyz, or 0 when it cannot be asked.
+func readyz(health string) int {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + health + "/readyz")
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// get sends GET / for app.test on a new connection, as HTTP/1.1 (keep-alive
+// unless told otherwise), and reads the answer and its body.
+func get(t *testing.T, addr string) *http.Response {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || string(body) != "served" {
+		t.Fatalf("body %q, %v; want %q", body, err, "served")
+	}
+	return resp
 }

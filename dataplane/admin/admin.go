@@ -6,6 +6,7 @@
 //	GET  /v1/upstreams          every pool with its counters
 //	GET  /v1/upstreams/{pool}   one pool with its members
 //	GET  /v1/status             generation, configuration digest, load time
+//	POST /v1/drain              start the drain of a shutdown; answers when the drain delay is over
 //
 // Errors are JSON objects {"error": "..."}; a refused configuration answers
 // 422 with {"errors": ["path: reason", ...]}.
@@ -89,6 +90,10 @@ type Backend interface {
 	Pool(name string) (Pool, bool)
 	// Status describes what is serving.
 	Status() Status
+	// Drain starts the drain a shutdown begins with (readiness off,
+	// keep-alive clients told to close, serving goes on), unless it has
+	// started, and returns a channel closed when its drain delay is over.
+	Drain() <-chan struct{}
 }
 
 // MembersError is a member list SetMembers refused (PUT

@@ -77,6 +77,15 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 	return s, err
 }
 
+// Drain starts ramjetd's drain (readiness off, keep-alive clients told to
+// close, serving goes on) and returns its status once the drain delay is
+// over.
+func (c *Client) Drain(ctx context.Context) (Status, error) {
+	var s Status
+	_, err := c.do(ctx, http.MethodPost, "/v1/drain", nil, &s, nil)
+	return s, err
+}
+
 // do sends a request and decodes a 2xx answer into ok and a 422 into
 // refused; other statuses are errors carrying the server's message.
 func (c *Client) do(ctx context.Context, method, path string, body, ok, refused any) (int, error) {

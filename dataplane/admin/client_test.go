@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -229,5 +230,58 @@ func TestClientNoServer(t *testing.T) {
 	var ae *APIError
 	if errors.As(err, &ae) {
 		t.Errorf("error = %v, want a connection error, not an APIError", err)
+	}
+}
+
+// drainingBackend is a backend whose drain delay is over when the test
+// closes over; calls receives each Drain call, and early counts the
+// status asked for before the delay was over.
+type drainingBackend struct {
+	*fakeBackend
+	calls chan struct{}
+	over  chan struct{}
+	early *atomic.Int32
+}
+
+func (b drainingBackend) Drain() <-chan struct{} {
+	b.calls <- struct{}{}
+	return b.over
+}
+
+func (b drainingBackend) Status() Status {
+	select {
+	case <-b.over:
+	default:
+		b.early.Add(1)
+	}
+	return b.fakeBackend.Status()
+}
+
+// TestClientDrain checks that POST /v1/drain answers only once the drain
+// delay is over, with the status.
+func TestClientDrain(t *testing.T) {
+	b := drainingBackend{fakeBackend: newFakeBackend(), calls: make(chan struct{}, 1), over: make(chan struct{}), early: new(atomic.Int32)}
+	c := serveUnix(t, Handler(b))
+	type answer struct {
+		status Status
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		s, err := c.Drain(context.Background())
+		answered <- answer{s, err}
+	}()
+	<-b.calls
+	select {
+	case a := <-answered:
+		t.Fatalf("Drain answered %+v, %v before the drain delay was over", a.status, a.err)
+	default:
+	}
+	close(b.over)
+	if a := <-answered; a.err != nil || a.status.Generation != 7 {
+		t.Errorf("Drain = %+v, %v; want the status of generation 7", a.status, a.err)
+	}
+	if n := b.early.Load(); n != 0 {
+		t.Errorf("the answer read the status %d times before the drain delay was over, want 0", n)
 	}
 }

@@ -31,11 +31,13 @@ func Handler(b Backend) http.Handler {
 		writeJSON(w, http.StatusOK, p)
 	})
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, b.Status()) })
+	mux.HandleFunc("POST /v1/drain", func(w http.ResponseWriter, r *http.Request) { drain(w, r, b) })
 	for path, allowed := range map[string]string{
 		"/v1/reload":           "POST",
 		"/v1/upstreams":        "GET",
 		"/v1/upstreams/{pool}": "GET, PUT",
 		"/v1/status":           "GET",
+		"/v1/drain":            "POST",
 	} {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
@@ -43,7 +45,7 @@ func Handler(b Backend) http.Handler {
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint; see GET /v1/status, GET /v1/upstreams, POST /v1/reload, PUT /v1/upstreams/{pool}")
+		writeError(w, http.StatusNotFound, "no such endpoint; see GET /v1/status, GET /v1/upstreams, POST /v1/reload, PUT /v1/upstreams/{pool}, POST /v1/drain")
 	})
 	return mux
 }
@@ -58,6 +60,16 @@ func reload(w http.ResponseWriter, b Backend) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 	default:
 		writeJSON(w, http.StatusOK, Reloaded{Generation: gen})
+	}
+}
+
+// drain answers the status once the drain delay is over; a client that
+// goes away before leaves the drain running.
+func drain(w http.ResponseWriter, r *http.Request, b Backend) {
+	select {
+	case <-b.Drain():
+		writeJSON(w, http.StatusOK, b.Status())
+	case <-r.Context().Done():
 	}
 }
 

@@ -62,6 +62,13 @@ func (b *fakeBackend) Pool(name string) (Pool, bool) {
 
 func (b *fakeBackend) Status() Status { return b.status }
 
+// Drain answers a drain whose delay is over.
+func (b *fakeBackend) Drain() <-chan struct{} {
+	over := make(chan struct{})
+	close(over)
+	return over
+}
+
 func newFakeBackend() *fakeBackend {
 	return &fakeBackend{
 		generation: 7,
@@ -244,8 +251,12 @@ func TestHandler(t *testing.T) {
 		{name: "status PUT", method: "PUT", path: "/v1/status",
 			wantCode: 405, wantAllow: "GET", wantBody: "{\n  \"error\": \"PUT is not allowed here; use GET\"\n}\n"},
 
+		{name: "drain", method: "POST", path: "/v1/drain", wantCode: 200, wantIn: `"generation": 7`},
+		{name: "drain GET", method: "GET", path: "/v1/drain",
+			wantCode: 405, wantAllow: "POST", wantBody: "{\n  \"error\": \"GET is not allowed here; use POST\"\n}\n"},
+
 		{name: "unknown endpoint", method: "GET", path: "/v2/status", wantCode: 404,
-			wantBody: "{\n  \"error\": \"no such endpoint; see GET /v1/status, GET /v1/upstreams, POST /v1/reload, PUT /v1/upstreams/{pool}\"\n}\n"},
+			wantBody: "{\n  \"error\": \"no such endpoint; see GET /v1/status, GET /v1/upstreams, POST /v1/reload, PUT /v1/upstreams/{pool}, POST /v1/drain\"\n}\n"},
 		{name: "pool subpath", method: "GET", path: "/v1/upstreams/web/x", wantCode: 404, wantIn: "no such endpoint"},
 		{name: "root", method: "GET", path: "/", wantCode: 404, wantIn: "no such endpoint"},
 	}

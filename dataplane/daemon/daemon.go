@@ -83,6 +83,7 @@ type Daemon struct {
 
 	current atomic.Pointer[generation]
 	ready   atomic.Bool
+	drain   drain
 	// adminMu serialises reloads and member updates.
 	adminMu sync.Mutex
 	// started is the server section the process started with; the parts

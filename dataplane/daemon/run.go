@@ -40,7 +40,7 @@ func (d *Daemon) Start() error {
 		d.closeAll()
 		return err
 	}
-	d.ready.Store(true)
+	d.markReady()
 	return nil
 }
 
@@ -62,22 +62,24 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // Shutdown drains: /readyz fails at once and keep-alive connections are
 // told to close after their next answer, while serving goes on for the drain
-// delay; then the listeners close together and requests in flight get up to
-// the shutdown timeout, upgraded connections (WebSockets) included; what is
-// still open then is closed.
+// delay (only for what is left of it when POST /v1/drain started the drain
+// before); then the listeners close together and requests in flight get up
+// to the shutdown timeout, upgraded connections (WebSockets) and admin
+// requests included; what is still open then is closed.
 func (d *Daemon) Shutdown() {
-	d.ready.Store(false)
-	for _, s := range d.servers {
-		s.stopKeepAlives()
-	}
-	d.log.Info("shutting down: readiness off, still serving", "drain_delay", d.opts.DrainDelay)
-	time.Sleep(d.opts.DrainDelay)
+	over := d.Drain()
+	d.log.Info("shutting down once the drain delay is over", "drain_left", d.drainLeft())
+	<-over
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.ShutdownTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, s := range d.servers {
 		wg.Go(func() { s.server.Shutdown(ctx) })
 		wg.Go(func() { s.fast.Shutdown(ctx) })
+	}
+	if d.adminSrv != nil {
+		// A POST /v1/drain waiting for the drain delay gets its answer.
+		wg.Go(func() { d.adminSrv.Shutdown(ctx) })
 	}
 	wg.Wait()
 	d.waitForUpgraded(ctx)
@@ -201,7 +203,7 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 		Serves:            listener.CarriesHTTP1,
 		ErrorLog:          srv.ErrorLog,
 	}
-	d.servers = append(d.servers, &namedServer{name: name, server: srv, fast: fast, ln: ln})
+	d.addServer(&namedServer{name: name, server: srv, fast: fast, ln: ln})
 	d.bound[name] = inner.Addr().String()
 	d.serve("listener "+name, srv, fast.Listener(ln))
 	return nil
