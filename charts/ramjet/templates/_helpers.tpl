@@ -60,9 +60,20 @@ app.kubernetes.io/component: controller
 {{- end }}
 {{- end }}
 
+{{/* ramjet.suffixed is the full name with a suffix, cut so that the whole stays a valid name: (list . "-metrics"). */}}
+{{- define "ramjet.suffixed" -}}
+{{- $suffix := index . 1 }}
+{{- printf "%s%s" (include "ramjet.fullname" (index . 0) | trunc (int (sub 63 (len $suffix))) | trimSuffix "-") $suffix }}
+{{- end }}
+
+{{/* ramjet.chartFlags are the flags of ramjet-ingress run that the chart sets from its values: extraArgs may not repeat them. */}}
+{{- define "ramjet.chartFlags" -}}
+base out file-dir admin-socket https-listener listen ingress ingress-class controller-class annotations backend-tls-verify election-id election-namespace watch-namespace watch-ingress-without-class cross-namespace-paths allow-external-name-services default-ssl-certificate default-backend publish-service publish-address no-status-update log-level log-format kubeconfig
+{{- end }}
+
 {{/* ramjet.electionID is the name of the leader election Lease. */}}
 {{- define "ramjet.electionID" -}}
-{{- default (printf "%s-leader" (include "ramjet.fullname" .)) .Values.ingressController.electionID }}
+{{- default (include "ramjet.suffixed" (list . "-leader")) .Values.ingressController.electionID }}
 {{- end }}
 
 {{/* ramjet.publishService is namespace/name of the Service whose address goes into the status. */}}
@@ -101,7 +112,6 @@ seccompProfile:
 {{- $args := list
   (printf "--base=%s" (include "ramjet.basePath" .))
   (printf "--out=%s" (include "ramjet.generatedDir" .))
-  (printf "--file-dir=%s" (include "ramjet.generatedDir" .))
   (printf "--admin-socket=%s" (include "ramjet.adminSocket" .))
   "--https-listener=https"
   (printf "--listen=:%s" (include "ramjet.controllerPort" .))
@@ -117,13 +127,15 @@ seccompProfile:
 {{- if $ic.allowExternalNameServices }}{{ $args = append $args "--allow-external-name-services" }}{{ end -}}
 {{- with $ic.defaultCertificate }}{{ $args = append $args (printf "--default-ssl-certificate=%s" .) }}{{ end -}}
 {{- with $ic.defaultBackend }}{{ $args = append $args (printf "--default-backend=%s" .) }}{{ end -}}
-{{- if $ic.updateStatus }}
+{{- if and $ic.updateStatus $ic.publishAddress }}
+{{- $args = append $args (printf "--publish-address=%s" (join "," $ic.publishAddress)) }}
+{{- else if $ic.updateStatus }}
 {{- $args = append $args (printf "--publish-service=%s" (include "ramjet.publishService" .)) }}
 {{- else }}
 {{- $args = append $args "--no-status-update" }}
 {{- end -}}
 {{- $args = append $args (printf "--log-level=%s" .Values.logLevel) -}}
 {{- $args = append $args (printf "--log-format=%s" .Values.logFormat) -}}
-{{- range $flag, $value := $ic.extraArgs }}{{ $args = append $args (printf "--%s=%v" $flag $value) }}{{ end -}}
+{{- range $flag, $value := $ic.extraArgs }}{{ $args = append $args (printf "--%s=%s" $flag (toString $value)) }}{{ end -}}
 {{- toYaml $args }}
 {{- end }}

@@ -26,22 +26,21 @@ types; what is left are combinations and facts of the cluster.
 {{- if and .Values.autoscaling.enabled (not .Values.autoscaling.targetCPUUtilizationPercentage) (not .Values.autoscaling.targetMemoryUtilizationPercentage) }}
 {{- fail "autoscaling.enabled needs autoscaling.targetCPUUtilizationPercentage or autoscaling.targetMemoryUtilizationPercentage above 0" }}
 {{- end }}
-{{- if and $ic.updateStatus (not $ic.publishService) (not $ic.service.enabled) }}
-{{- fail "ingressController.updateStatus needs a Service whose address goes into the status: set ingressController.service.enabled or ingressController.publishService (or updateStatus: false)" }}
-{{- end }}
+{{- include "ramjet.validateStatus" . }}
+{{- include "ramjet.validateNames" . }}
 {{- include "ramjet.validatePDB" . }}
 {{- include "ramjet.validateService" . }}
 {{- include "ramjet.validateServer" . }}
 {{- include "ramjet.validateNamespace" . }}
-{{- if and $ic.hostPort.enabled .Values.autoscaling.enabled }}
-{{- fail "ingressController.hostPort.enabled with autoscaling.enabled: pods with host ports cannot share a node, so the autoscaler's pods would stay Pending" }}
-{{- end }}
 {{- end }}
 
 {{/* ramjet.validatePDB refuses a budget that blocks every eviction or says two things at once. */}}
 {{- define "ramjet.validatePDB" -}}
 {{- $pdb := .Values.podDisruptionBudget -}}
 {{- if $pdb.enabled }}
+{{- if and (eq .Values.ingressController.kind "DaemonSet") (or (ne (toString $pdb.maxUnavailable) "") (not (regexMatch "^[0-9]+$" (toString $pdb.minAvailable)))) }}
+{{- fail "podDisruptionBudget with ingressController.kind: DaemonSet takes an integer minAvailable only: a DaemonSet has no scale, so Kubernetes allows no eviction under maxUnavailable or a percentage" }}
+{{- end }}
 {{- if and (ne (toString $pdb.maxUnavailable) "") (ne (toString $pdb.minAvailable) "1") }}
 {{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both" }}
 {{- end }}
@@ -88,18 +87,61 @@ types; what is left are combinations and facts of the cluster.
 {{- end }}
 
 {{/*
-ramjet.validateNamespace refuses a watchNamespace that is no namespace name
-or, when the chart is installed (helm template cannot look), that the cluster
-does not have.
+ramjet.validateNamespace refuses a watchNamespace the cluster does not have
+(values.schema.json refused one that is no namespace name). helm template
+cannot look, so it checks only when the chart is installed.
 */}}
 {{- define "ramjet.validateNamespace" -}}
 {{- $ns := .Values.ingressController.watchNamespace -}}
-{{- if $ns }}
-{{- if not (regexMatch "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$" $ns) }}
-{{- fail (printf "ingressController.watchNamespace %s is not a namespace name (lower-case letters, digits and '-', at most 63)" (toJson $ns)) }}
-{{- end }}
-{{- if and (lookup "v1" "Namespace" "" "kube-system") (not (lookup "v1" "Namespace" "" $ns)) }}
+{{- if and $ns (lookup "v1" "Namespace" "" "kube-system") (not (lookup "v1" "Namespace" "" $ns)) }}
 {{- fail (printf "ingressController.watchNamespace: the cluster has no namespace %s" $ns) }}
 {{- end }}
+{{- end }}
+
+{{/* ramjet.validateStatus checks where the Ingresses' status addresses come from. */}}
+{{- define "ramjet.validateStatus" -}}
+{{- $ic := .Values.ingressController -}}
+{{- if and $ic.publishService $ic.publishAddress }}
+{{- fail "ingressController.publishService and ingressController.publishAddress: give one of them" }}
+{{- end }}
+{{- if and (not $ic.updateStatus) (or $ic.publishService $ic.publishAddress) }}
+{{- fail "ingressController.publishService or publishAddress is set but ingressController.updateStatus is false: nothing would use it" }}
+{{- end }}
+{{- if and $ic.updateStatus (not $ic.publishService) (not $ic.publishAddress) (not $ic.service.enabled) }}
+{{- fail "ingressController.updateStatus needs an address for the status: set ingressController.service.enabled, ingressController.publishService or ingressController.publishAddress (or updateStatus: false)" }}
+{{- end }}
+{{- end }}
+
+{{/* ramjet.validateNames refuses values that would collide with what the chart sets itself. */}}
+{{- define "ramjet.validateNames" -}}
+{{- $ic := .Values.ingressController -}}
+{{- $owned := splitList " " (include "ramjet.chartFlags" .) -}}
+{{- range $flag, $_ := $ic.extraArgs }}
+{{- if has $flag $owned }}
+{{- fail (printf "ingressController.extraArgs.%s: the chart sets --%s from its values (see the values table)" $flag $flag) }}
+{{- end }}
+{{- end }}
+{{- $labels := include "ramjet.labels" . | fromYaml -}}
+{{- range $what, $extra := dict "podLabels" .Values.podLabels "ingressController.service.labels" $ic.service.labels }}
+{{- range $key, $_ := $extra }}
+{{- if hasKey $labels $key }}
+{{- fail (printf "%s.%s is a label the chart sets (the selectors depend on it)" $what $key) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $ports := dict -}}
+{{- range $name, $port := dict "ingressController.containerPort.http" $ic.containerPort.http "ingressController.containerPort.https" $ic.containerPort.https "the controller's metrics port" 10254 "ramjetd's health port" 10255 }}
+{{- $key := toString (int $port) }}
+{{- if hasKey $ports $key }}
+{{- fail (printf "%s and %s are both port %s" (get $ports $key) $name $key) }}
+{{- end }}
+{{- $_ := set $ports $key $name }}
+{{- end }}
+{{- if and (not .Values.serviceAccount.create) (not .Values.serviceAccount.name) .Values.rbac.create }}
+{{- fail "serviceAccount.create: false needs serviceAccount.name: the chart's RBAC would otherwise be granted to the namespace's default ServiceAccount, which every pod there uses" }}
+{{- end }}
+{{- $watch := $ic.watchNamespace -}}
+{{- if and $watch $ic.defaultBackend (ne (first (splitList "/" $ic.defaultBackend)) $watch) }}
+{{- fail (printf "ingressController.defaultBackend %s is outside ingressController.watchNamespace %s: the controller sees only the Services of the watched namespace" $ic.defaultBackend $watch) }}
 {{- end }}
 {{- end }}
