@@ -52,11 +52,13 @@ type Network struct {
 	HostIP netip.Addr
 
 	hostLink, nsLink string
+	subnet           int // the index of the /24 in 198.18.0.0/15
 	lock             *os.File
 
 	mu       sync.Mutex
 	next     int // host number of the next address
 	backends []*Backend
+	routing  bool // the namespace routes for pods (see attachPod)
 	closed   bool
 }
 
@@ -125,6 +127,7 @@ func newNetwork(i int, lock *os.File) *Network {
 		HostIP:   netip.AddrFrom4([4]byte{198, b, c, 1}),
 		hostLink: fmt.Sprintf("rjh%03x", i),
 		nsLink:   fmt.Sprintf("rjn%03x", i),
+		subnet:   i,
 		lock:     lock,
 		next:     2,
 	}
@@ -162,7 +165,7 @@ func reap() {
 		if err != nil || lock == nil {
 			continue
 		}
-		if n := newNetwork(i, lock); n.Name == e.Name() {
+		if n := newNetwork(i, lock); n.Name == e.Name() || isPodNamespace(n.Name, e.Name()) {
 			n.teardown()
 		}
 		lock.Close()
@@ -200,11 +203,17 @@ func (n *Network) setup() error {
 	return nil
 }
 
-// teardown removes the veth pair and the namespace, ignoring what is not
-// there.
+// teardown removes the pods' namespaces, the veth pair and the
+// namespace, ignoring what is not there.
 func (n *Network) teardown() {
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if isPodNamespace(n.Name, e.Name()) {
+			_ = ip("netns", "del", e.Name())
+		}
+	}
 	_ = ip("link", "del", n.hostLink) // also removes the peer
-	_ = ip("netns", "del", n.Name)
+	_ = ip("netns", "del", n.Name)    // and the pods' veth pairs
 }
 
 // Close stops the backends and removes the namespace and the veth pair.
@@ -231,6 +240,16 @@ func (n *Network) Close() error {
 // AddAddr adds the next free address of the /24 to the namespace's side of
 // the veth pair and returns it.
 func (n *Network) AddAddr() (netip.Addr, error) {
+	addr, err := n.claimAddr()
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	return addr, ip("-n", n.Name, "addr", "add", addr.String()+"/24", "dev", n.nsLink)
+}
+
+// claimAddr takes the next free address of the /24, for a backend or a
+// pod.
+func (n *Network) claimAddr() (netip.Addr, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
@@ -241,23 +260,39 @@ func (n *Network) AddAddr() (netip.Addr, error) {
 	}
 	a4 := n.Prefix.Addr().As4()
 	a4[3] = byte(n.next)
-	addr := netip.AddrFrom4(a4)
-	if err := ip("-n", n.Name, "addr", "add", addr.String()+"/24", "dev", n.nsLink); err != nil {
-		return netip.Addr{}, err
-	}
 	n.next++
-	return addr, nil
+	return netip.AddrFrom4(a4), nil
 }
 
 // Listen opens a TCP listener on addr inside the namespace (addr must be
 // one of AddAddr's, or port 0 of any). The socket keeps the namespace it
 // was created in, so it may be used from any goroutine.
 func (n *Network) Listen(addr netip.AddrPort) (net.Listener, error) {
-	type result struct {
-		l   net.Listener
-		err error
+	return listenIn(n.path(), addr)
+}
+
+// path is the namespace's file.
+func (n *Network) path() string { return filepath.Join("/run/netns", n.Name) }
+
+// listenIn opens a TCP listener on addr inside the network namespace at
+// nsPath.
+func listenIn(nsPath string, addr netip.AddrPort) (net.Listener, error) {
+	var l net.Listener
+	err := inNamespace(nsPath, func() (err error) {
+		l, err = net.Listen("tcp", addr.String())
+		return err
+	})
+	if err != nil && l != nil {
+		l.Close()
+		return nil, err
 	}
-	done := make(chan result, 1)
+	return l, err
+}
+
+// inNamespace runs fn on a thread inside the network namespace at nsPath,
+// then moves the thread back to the host's namespace.
+func inNamespace(nsPath string, fn func() error) error {
+	done := make(chan error, 1)
 	// A goroutine of its own: if the thread cannot get back to the host's
 	// namespace it stays locked, and Go ends it with the goroutine.
 	go func() {
@@ -265,35 +300,31 @@ func (n *Network) Listen(addr netip.AddrPort) (net.Listener, error) {
 		host, err := os.Open("/proc/thread-self/ns/net")
 		if err != nil {
 			runtime.UnlockOSThread()
-			done <- result{err: err}
+			done <- err
 			return
 		}
 		defer host.Close()
-		target, err := os.Open(filepath.Join("/run/netns", n.Name))
+		target, err := os.Open(nsPath)
 		if err != nil {
 			runtime.UnlockOSThread()
-			done <- result{err: err}
+			done <- err
 			return
 		}
 		defer target.Close()
 		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 			runtime.UnlockOSThread()
-			done <- result{err: fmt.Errorf("entering network namespace %s: %w", n.Name, err)}
+			done <- fmt.Errorf("entering network namespace %s: %w", nsPath, err)
 			return
 		}
-		l, err := net.Listen("tcp", addr.String())
-		if err := unix.Setns(int(host.Fd()), unix.CLONE_NEWNET); err != nil {
-			if l != nil {
-				l.Close()
-			}
-			done <- result{err: fmt.Errorf("leaving network namespace %s: %w", n.Name, err)}
+		err = fn()
+		if back := unix.Setns(int(host.Fd()), unix.CLONE_NEWNET); back != nil {
+			done <- errors.Join(err, fmt.Errorf("leaving network namespace %s: %w", nsPath, back))
 			return // still locked: the thread ends with this goroutine
 		}
 		runtime.UnlockOSThread()
-		done <- result{l, err}
+		done <- err
 	}()
-	r := <-done
-	return r.l, r.err
+	return <-done
 }
 
 // Backend is an HTTP server in a Network.

@@ -11,12 +11,17 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/ramjet-dev/ramjet/dataplane/certs"
 )
+
+// apiServiceIP is the cluster IP of the "kubernetes" Service: the first
+// address of ServiceCIDR.
+func apiServiceIP() netip.Addr { return netip.MustParsePrefix(ServiceCIDR).Addr().Next() }
 
 // adminUser is the client certificate's user; its group system:masters
 // is allowed everything by the API server's RBAC bootstrap policy.
@@ -31,15 +36,18 @@ type pki struct {
 	saKey, saPub []byte
 }
 
-// newPKI makes a CA, the API server's serving certificate (127.0.0.1 and
-// localhost) and the admin client certificate, valid for a day.
+// newPKI makes a CA, the API server's serving certificate (127.0.0.1,
+// localhost, and as kube-apiserver's own certificates the "kubernetes"
+// Service's names and cluster IP, which pods reach it at) and the admin
+// client certificate, valid for a day.
 func newPKI() (*pki, error) {
 	ca, err := NewCA("ramjet-harness-ca")
 	if err != nil {
 		return nil, err
 	}
 	p := &pki{caCert: ca.PEM}
-	p.serverCert, p.serverKey, err = ca.Issue("127.0.0.1", "::1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc")
+	p.serverCert, p.serverKey, err = ca.Issue("127.0.0.1", "::1", "localhost", "kubernetes", "kubernetes.default",
+		"kubernetes.default.svc", "kubernetes.default.svc.cluster.local", apiServiceIP().String())
 	if err != nil {
 		return nil, err
 	}

@@ -50,18 +50,27 @@ type Ramjet struct {
 	ramjetd, ingres *process
 }
 
-// ramjetBinaries builds ramjetd and ramjet-ingress once per test binary.
-var ramjetBinaries = sync.OnceValues(buildRamjet)
+// ramjetCommands are the packages of Ramjet's programs.
+var ramjetCommands = []string{"./cmd/ramjetd", "./cmd/ramjet-ingress"}
 
-// buildRamjet builds ramjetd and ramjet-ingress from the working tree into
-// .cache/test-bin (go build's cache makes it quick when nothing changed),
-// under a lock, as test binaries of several packages run at once.
-func buildRamjet() (string, error) {
+// ramjetBinaries builds ramjetd and ramjet-ingress once per test binary.
+var ramjetBinaries = sync.OnceValues(func() (string, error) { return buildGo("", false, ramjetCommands...) })
+
+// imageBinaries builds them as Ramjet's image holds them, once per test
+// binary: static, so they run in a container's file system without a C
+// library.
+var imageBinaries = sync.OnceValues(func() (string, error) { return buildGo("image", true, ramjetCommands...) })
+
+// buildGo builds the commands of pkgs (paths from the module's root) from
+// the working tree into .cache/test-bin/sub (go build's cache makes it
+// quick when nothing changed), static (CGO_ENABLED=0, -trimpath) when
+// asked, under a lock, as test binaries of several packages run at once.
+func buildGo(sub string, static bool, pkgs ...string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, ".cache", "test-bin")
+	dir := filepath.Join(root, ".cache", "test-bin", sub)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -73,10 +82,14 @@ func buildRamjet() (string, error) {
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return "", err
 	}
-	cmd := exec.Command("go", "build", "-o", dir+"/", "./cmd/ramjetd", "./cmd/ramjet-ingress")
-	cmd.Dir = root
+	args, env := []string{"build", "-o", dir + "/"}, os.Environ()
+	if static {
+		args, env = append(args, "-trimpath"), append(env, "CGO_ENABLED=0")
+	}
+	cmd := exec.Command("go", append(args, pkgs...)...)
+	cmd.Dir, cmd.Env = root, env
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building ramjetd and ramjet-ingress: %w\n%s", err, out)
+		return "", fmt.Errorf("building %s: %w\n%s", strings.Join(pkgs, " "), err, out)
 	}
 	return dir, nil
 }
