@@ -77,6 +77,9 @@ type Pod struct {
 	obj         *corev1.Pod
 	initialized bool
 	terminating bool
+	// changes counts the changes of the state, written how many of them
+	// the API server has.
+	changes, written int
 
 	kick     chan struct{} // a status change to write
 	quit     chan struct{} // closed when the pod stops: ends the status writer and the deletion watch
@@ -395,7 +398,7 @@ func (p *Pod) writeVolumes(ctx context.Context, vols map[string]*podVolume, in *
 			return fmt.Errorf("writing volume %s: %w", v.Name, err)
 		}
 	}
-	return nil
+	return makeSubPaths(p.obj, vols, fsGroup)
 }
 
 // writePodFiles writes the pod's /etc/hosts, /etc/hostname and
@@ -599,9 +602,10 @@ func (p *Pod) container(name string) (*containerRun, error) {
 	return nil, fmt.Errorf("pod %s/%s has no container %q", p.Namespace, p.Name, name)
 }
 
-// WaitReady waits until every container is ready, as the pod's Ready
-// condition shows it; it fails at once when a container has exited, and
-// after timeout with the reasons of the containers not ready.
+// WaitReady waits until every container is ready and the Pod object's
+// status says so (its Ready condition); it fails at once when a container
+// has exited, and after timeout with the reasons of the containers not
+// ready.
 func (p *Pod) WaitReady(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -635,12 +639,22 @@ func (p *Pod) readiness() (bool, error) {
 			errs = append(errs, fmt.Errorf("container %s: %v", c.spec.Name, s.probeErr))
 		}
 	}
+	if p.written < p.changes {
+		errs = append(errs, errors.New("the status is not written yet"))
+	}
 	return len(errs) == 0 && p.initialized && !p.terminating, errors.Join(errs...)
 }
 
-// setReady records the result of c's readiness probe.
+// setReady records the result of c's readiness probe; only a change of
+// readiness is written.
 func (p *Pod) setReady(c *containerRun, ready bool, why error) {
-	p.update(func() { c.state.ready, c.state.probeErr = ready, why })
+	p.mu.Lock()
+	same := c.state.ready == ready
+	c.state.probeErr = why
+	p.mu.Unlock()
+	if !same {
+		p.update(func() { c.state.ready = ready })
+	}
 }
 
 func (p *Pod) isReady(c *containerRun) bool {
@@ -748,6 +762,7 @@ func (p *Pod) removeObject() error {
 func (p *Pod) update(change func()) {
 	p.mu.Lock()
 	change()
+	p.changes++
 	p.mu.Unlock()
 	select {
 	case p.kick <- struct{}{}:

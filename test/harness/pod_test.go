@@ -2,7 +2,6 @@ package harness
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -177,7 +176,7 @@ func testRamjetPod(t *testing.T, c *Cluster, network *Network) {
 		t.Logf("web.example.com served through the pod: %q", body)
 	})
 	t.Run("leader and Ingress status", func(t *testing.T) { checkLeader(t, c, pod) })
-	t.Run("delete", func(t *testing.T) { checkDelete(t, c, pod, backend.IP) })
+	t.Run("delete", func(t *testing.T) { checkDelete(t, c, pod) })
 }
 
 // checkPodObject checks the Pod object the runner keeps.
@@ -245,7 +244,7 @@ func checkLeader(t *testing.T, c *Cluster, pod *Pod) {
 // checkDelete deletes the pod and checks that the preStop hook ran in
 // ramjetd's container while it served, before ramjetd's shutdown, and that
 // the processes and the Pod object are gone.
-func checkDelete(t *testing.T, c *Cluster, pod *Pod, backendIP string) {
+func checkDelete(t *testing.T, c *Cluster, pod *Pod) {
 	pid, err := pod.PID("ramjetd")
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +258,6 @@ func checkDelete(t *testing.T, c *Cluster, pod *Pod, backendIP string) {
 	if hook < 0 || shutdown < hook {
 		t.Errorf("ramjetd's log: want the preStop hook's pool list, then the shutdown:\n%s", log)
 	}
-	_ = backendIP
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
 		t.Errorf("ramjetd's process %d still runs after Delete", pid)
 	}
@@ -268,12 +266,165 @@ func checkDelete(t *testing.T, c *Cluster, pod *Pod, backendIP string) {
 	}
 }
 
+// daemonSetObjects is a DaemonSet whose pod automounts its service account
+// token (the API server's admission adds the kube-api-access volume) and
+// takes ramjetd's flags from a ConfigMap and a Secret through $(VAR).
+const daemonSetObjects = `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: flags, namespace: ingress}
+data: {level: debug}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: flags, namespace: ingress}
+stringData: {drain: 2s, other: unused}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: edge, namespace: ingress}
+spec:
+  selector: {matchLabels: {app: edge}}
+  template:
+    metadata: {labels: {app: edge, tier: front}}
+    spec:
+      securityContext: {runAsUser: 1000, runAsGroup: 2000, supplementalGroups: [3000]}
+      volumes:
+        - {name: generated, emptyDir: {}}
+        - name: base
+          configMap: {name: ingress-ramjet-base}
+        - name: flags
+          secret:
+            secretName: flags
+            items: [{key: drain, path: secret/drain, mode: 0400}]
+        - name: labels
+          downwardAPI:
+            items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]
+      initContainers:
+        - name: bootstrap
+          image: ghcr.io/ramjet-dev/ramjet
+          command: [/usr/local/bin/ramjet-ingress, bootstrap]
+          args: [--base, /etc/ramjet/base/base.yaml, --out, /etc/ramjet/generated]
+          volumeMounts:
+            - {name: generated, mountPath: /etc/ramjet/generated, subPath: out}
+            - {name: base, mountPath: /etc/ramjet/base}
+      containers:
+        - name: ramjetd
+          image: ghcr.io/ramjet-dev/ramjet@sha256:0000000000000000000000000000000000000000000000000000000000000000
+          args: [--config, /etc/ramjet/generated/ramjet.yaml, --log-level, $(LEVEL), --drain-delay, $(DRAIN)]
+          env:
+            - name: LEVEL
+              valueFrom: {configMapKeyRef: {name: flags, key: level}}
+            - name: DRAIN
+              valueFrom: {secretKeyRef: {name: flags, key: drain}}
+            - {name: NODE, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
+            - {name: WHERE, value: "$(NODE)/$(LEVEL) $(UNDEFINED) $$(LEVEL)"}
+          volumeMounts:
+            - {name: generated, mountPath: /etc/ramjet/generated, subPath: out}
+            - {name: generated, mountPath: /run/ramjet, subPath: admin}
+            - {name: flags, mountPath: /etc/flags}
+            - {name: labels, mountPath: /etc/podinfo}
+`
+
+// testDaemonSetPod runs the pod of a DaemonSet that uses what the ingress
+// pod does not: an automounted token, env from a ConfigMap and a Secret,
+// $(VAR) in args, a secret and a downwardAPI volume, subPath, the image's
+// entrypoint and a user without fsGroup.
 func testDaemonSetPod(t *testing.T, c *Cluster, network *Network) {
-	t.Skip("later")
+	c.Apply(t, daemonSetObjects)
+	pod := RunPod(t, c, network, DaemonSet("ingress", "edge"), PodOptions{ProbePeriod: probePeriod})
+	if err := pod.WaitReady(60 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// The image's entrypoint with the args.
+	args := strings.Split(strings.TrimRight(procFile(t, pod, "ramjetd", "cmdline"), "\x00"), "\x00")
+	want := []string{"/usr/local/bin/ramjetd", "--config", "/etc/ramjet/generated/ramjet.yaml", "--log-level", "debug", "--drain-delay", "2s"}
+	if strings.Join(args, " ") != strings.Join(want, " ") {
+		t.Errorf("ramjetd's command line:\n got %q\nwant %q", args, want)
+	}
+	if env := procFile(t, pod, "ramjetd", "environ"); !strings.Contains(env, "\x00WHERE="+NodeName+"/debug $(UNDEFINED) $(LEVEL)\x00") {
+		t.Errorf("WHERE not expanded as kubelet does in %q", env)
+	}
+	if status := procFile(t, pod, "ramjetd", "status"); !strings.Contains(status, "Uid:\t1000\t") || !strings.Contains(status, "Groups:\t2000 3000 \n") {
+		t.Errorf("ramjetd's user and groups, want 1000, 2000 and 3000:\n%s", status)
+	}
+	for path, want := range map[string]string{
+		serviceAccountDir + "/namespace": "ingress",
+		"/etc/flags/secret/drain":        "2s",
+		"/etc/podinfo/labels":            "app=\"edge\"\ntier=\"front\"",
+	} {
+		if got, err := os.ReadFile(containerPath(t, pod, "ramjetd", path)); err != nil || string(got) != want {
+			t.Errorf("%s in the container: %q, %v; want %q", path, got, err, want)
+		}
+	}
+	if _, err := os.Stat(containerPath(t, pod, "ramjetd", serviceAccountDir+"/token")); err != nil {
+		t.Errorf("no automounted token: %v", err)
+	}
+	if _, err := os.Stat(containerPath(t, pod, "ramjetd", "/etc/flags/other")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a Secret key the items leave out is in the volume: %v", err)
+	}
+	got, err := c.Client.CoreV1().Pods("ingress").Get(t.Context(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.OwnerReferences[0].Kind != "DaemonSet" || !strings.HasPrefix(got.Spec.Volumes[len(got.Spec.Volumes)-1].Name, "kube-api-access-") {
+		t.Errorf("owner %+v, volumes %+v: want the DaemonSet, and the kube-api-access volume of admission", got.OwnerReferences, got.Spec.Volumes)
+	}
+	// Deleted as kubectl deletes it: the runner sees the deletion and stops.
+	c.Kubectl(t, "delete", "pod", "-n", "ingress", pod.Name, "--wait=true", "--timeout=60s")
+	if _, err := pod.PID("ramjetd"); err == nil {
+		t.Error("ramjetd still runs after kubectl deleted its pod")
+	}
 }
 
+// testMissingImage checks that a pod fails to start, with errors that name
+// what is wrong, and leaves nothing behind: an image the registry lacks,
+// then an init container that fails.
 func testMissingImage(t *testing.T, c *Cluster, network *Network) {
-	t.Skip("later")
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{
+			name: "image",
+			spec: "containers: [{name: shell, image: docker.io/library/busybox:1.36, command: [sh]}]",
+			want:      `spec.containers[0]: image "docker.io/library/busybox:1.36": the harness's registry has no program for repository "docker.io/library/busybox"`,
+		},
+		{
+			name: "failing init container",
+			spec: "containers: [{name: ramjetd, image: ghcr.io/ramjet-dev/ramjet}]\n      " +
+				"initContainers: [{name: bootstrap, image: ghcr.io/ramjet-dev/ramjet, command: [/usr/local/bin/ramjet-ingress, bootstrap]}]",
+			want: "init container bootstrap exited with code 2; its log:\nramjet-ingress: bootstrap: --base and --out are required",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "broken-" + strings.ReplaceAll(tc.name, " ", "-")
+			c.Apply(t, `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: `+name+`, namespace: ingress}
+spec:
+  selector: {matchLabels: {app: `+name+`}}
+  template:
+    metadata: {labels: {app: `+name+`}}
+    spec:
+      `+tc.spec+`
+`)
+			_, err := NewPod(c, network, Deployment("ingress", name), t.TempDir(), PodOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("NewPod: %v\nwant an error with %q", err, tc.want)
+			}
+			pods, err := c.Client.CoreV1().Pods("ingress").List(t.Context(), metav1.ListOptions{LabelSelector: "app=" + name})
+			if err != nil || len(pods.Items) > 0 {
+				t.Errorf("pods left after the failure: %v, %v", pods, err)
+			}
+		})
+	}
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if isPodNamespace(network.Name, e.Name()) {
+			t.Errorf("network namespace %s left behind", e.Name())
+		}
+	}
 }
 
 // procFile returns /proc/PID/name of container's process.
@@ -349,8 +500,6 @@ func waitBody(t *testing.T, url, host, want string) string {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
-var _ = context.Background
 
 // fileOwner returns the user owning a file.
 func fileOwner(info fs.FileInfo) int {

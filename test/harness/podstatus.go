@@ -32,8 +32,9 @@ func (p *Pod) setInitialStatus(hostIP netip.Addr) {
 }
 
 // status returns the pod's status as kubelet would report it, keeping the
-// transition times of old's conditions that did not change.
-func (p *Pod) status(old corev1.PodStatus) corev1.PodStatus {
+// transition times of old's conditions that did not change, and the count
+// of changes it holds.
+func (p *Pod) status(old corev1.PodStatus) (corev1.PodStatus, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.obj.Status
@@ -91,7 +92,7 @@ func (p *Pod) status(old corev1.PodStatus) corev1.PodStatus {
 			}
 		}
 	}
-	return s
+	return s, p.changes
 }
 
 // condition returns a pod condition, with reason and message when false.
@@ -155,7 +156,8 @@ func (p *Pod) pushStatus() error {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
 	pods := p.client.CoreV1().Pods(p.Namespace)
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	var changes int
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := pods.Get(ctx, p.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -163,10 +165,16 @@ func (p *Pod) pushStatus() error {
 		if cur.UID != p.UID {
 			return nil // another pod of the same name
 		}
-		cur.Status = p.status(cur.Status)
+		cur.Status, changes = p.status(cur.Status)
 		_, err = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
 	})
+	if err == nil {
+		p.mu.Lock()
+		p.written = max(p.written, changes)
+		p.mu.Unlock()
+	}
+	return err
 }
 
 // watchDeletion stops the pod when its object is deleted (its deletion

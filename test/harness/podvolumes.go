@@ -275,6 +275,23 @@ func makeEmptyDir(dir string, fsGroup *int64) error {
 	return own(dir, emptyDirMode, fsGroup, os.ModeSetgid)
 }
 
+// makeSubPaths creates the subPath folders the containers mount of
+// emptyDir volumes, like their volume's folder, as kubelet creates them.
+func makeSubPaths(pod *corev1.Pod, vols map[string]*podVolume, fsGroup *int64) error {
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+		for _, vm := range c.VolumeMounts {
+			v := vols[vm.Name]
+			if v == nil || v.kind != kindEmptyDir || vm.SubPath == "" {
+				continue
+			}
+			if err := makeEmptyDir(filepath.Join(v.dir, vm.SubPath), fsGroup); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // own sets the mode of p, and with an fsGroup its group and the bits the
 // group gets (extra).
 func own(p string, mode os.FileMode, fsGroup *int64, extra os.FileMode) error {
@@ -353,6 +370,5 @@ func volumeMount(vm corev1.VolumeMount, vols map[string]*podVolume) (container.M
 		Source:   filepath.Join(v.dir, vm.SubPath),
 		Target:   vm.MountPath,
 		ReadOnly: vm.ReadOnly || v.readOnly,
-		Mkdir:    v.kind == kindEmptyDir && vm.SubPath != "",
 	}, nil
 }

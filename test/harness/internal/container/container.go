@@ -63,9 +63,6 @@ type Mount struct {
 	Source   string `json:"source"`
 	Target   string `json:"target"`
 	ReadOnly bool   `json:"readOnly,omitempty"`
-	// Mkdir creates Source when it is missing (the subPath of an emptyDir,
-	// which kubelet creates).
-	Mkdir bool `json:"mkdir,omitempty"`
 }
 
 // devices are the device nodes a container gets, bind-mounted from the
@@ -168,11 +165,6 @@ func buildRoot(spec Spec) error {
 		}
 	}
 	for _, m := range spec.Mounts {
-		if m.Mkdir {
-			if err := os.MkdirAll(m.Source, 0o755); err != nil {
-				return err
-			}
-		}
 		flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
 		if m.ReadOnly {
 			flags |= unix.MS_RDONLY
