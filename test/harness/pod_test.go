@@ -387,7 +387,7 @@ func testMissingImage(t *testing.T, c *Cluster, network *Network) {
 		{
 			name: "image",
 			spec: "containers: [{name: shell, image: docker.io/library/busybox:1.36, command: [sh]}]",
-			want:      `spec.containers[0]: image "docker.io/library/busybox:1.36": the harness's registry has no program for repository "docker.io/library/busybox"`,
+			want: `spec.containers[0]: image "docker.io/library/busybox:1.36": the harness's registry has no program for repository "docker.io/library/busybox"`,
 		},
 		{
 			name: "failing init container",
@@ -504,4 +504,9 @@ func waitBody(t *testing.T, url, host, want string) string {
 // fileOwner returns the user owning a file.
 func fileOwner(info fs.FileInfo) int {
 	return int(info.Sys().(*syscall.Stat_t).Uid)
+}
+
+// fileGroup returns the group owning a file.
+func fileGroup(info fs.FileInfo) int {
+	return int(info.Sys().(*syscall.Stat_t).Gid)
 }

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // podInputs are the API objects a pod's environment and volumes read,
@@ -152,8 +151,9 @@ func keyValue(kind, name, key string, optional *bool, data map[string][]byte) (s
 	}
 }
 
-// addEnvFrom adds the keys of a ConfigMap or Secret, with the prefix; keys
-// that are no valid variable names are left out, as kubelet does.
+// addEnvFrom adds the keys of a ConfigMap or Secret, with the prefix (the
+// names kubelet would leave out, since relaxed variable names, cannot be
+// keys the API server accepts).
 func addEnvFrom(env *environ, from corev1.EnvFromSource, in *podInputs) error {
 	var data map[string][]byte
 	var kind, name string
@@ -175,9 +175,7 @@ func addEnvFrom(env *environ, from corev1.EnvFromSource, in *podInputs) error {
 		return fmt.Errorf("%s %q not found", kind, name)
 	}
 	for _, key := range slices.Sorted(maps.Keys(data)) {
-		if len(validation.IsEnvVarName(from.Prefix+key)) == 0 {
-			env.set(from.Prefix+key, string(data[key]))
-		}
+		env.set(from.Prefix+key, string(data[key]))
 	}
 	return nil
 }
