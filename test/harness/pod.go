@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -71,7 +72,10 @@ type Pod struct {
 	// containers are the regular containers, in the manifest's order.
 	containers []*containerRun
 
-	mu sync.Mutex // guards obj.Status, initialized, terminating and the containers' state
+	// startMu is held while a container starts, so that terminate never
+	// misses a process that is being started.
+	startMu sync.Mutex
+	mu      sync.Mutex // guards obj.Status, initialized, terminating, inits, containers and the containers' state
 	// obj is the Pod object as created (after the API server's admission),
 	// with the status the runner keeps.
 	obj         *corev1.Pod
@@ -290,21 +294,22 @@ func (p *Pod) prepare(ctx context.Context, in *podInputs) error {
 		return err
 	}
 	var errs []error
+	var inits, containers []*containerRun
 	plan := func(c *corev1.Container, field string) *containerRun {
 		rc, err := p.planContainer(c, field, in, vols, files)
 		errs = append(errs, err)
 		return rc
 	}
 	for i := range p.obj.Spec.InitContainers {
-		p.inits = append(p.inits, plan(&p.obj.Spec.InitContainers[i], fmt.Sprintf("spec.initContainers[%d]", i)))
+		inits = append(inits, plan(&p.obj.Spec.InitContainers[i], fmt.Sprintf("spec.initContainers[%d]", i)))
 	}
 	for i := range p.obj.Spec.Containers {
-		p.containers = append(p.containers, plan(&p.obj.Spec.Containers[i], fmt.Sprintf("spec.containers[%d]", i)))
+		containers = append(containers, plan(&p.obj.Spec.Containers[i], fmt.Sprintf("spec.containers[%d]", i)))
 	}
 	if err := errors.Join(errs...); err != nil {
-		p.inits, p.containers = nil, nil
 		return err
 	}
+	p.update(func() { p.inits, p.containers = inits, containers })
 	return nil
 }
 
@@ -443,8 +448,17 @@ func (p *Pod) runInit(c *containerRun) error {
 	return nil
 }
 
-// startContainer starts c's process, whose output goes to its log.
+// startContainer starts c's process, whose output goes to its log,
+// unless the pod is being stopped.
 func (p *Pod) startContainer(c *containerRun) error {
+	p.startMu.Lock()
+	defer p.startMu.Unlock()
+	p.mu.Lock()
+	stopping := p.terminating
+	p.mu.Unlock()
+	if stopping {
+		return errors.New("the pod was deleted while it started")
+	}
 	log, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
@@ -587,14 +601,21 @@ func (p *Pod) log(c *containerRun) string {
 // logTails writes the last lines of every container's log to t's log.
 func (p *Pod) logTails(t testing.TB) {
 	t.Helper()
-	for _, c := range append(p.inits, p.containers...) {
+	for _, c := range p.all() {
 		t.Logf("harness: the test failed; log of container %s of pod %s/%s (%s):\n%s", c.spec.Name, p.Namespace, p.Name, c.logPath, tail(p.log(c), 100))
 	}
 }
 
+// all returns the init containers and the containers.
+func (p *Pod) all() []*containerRun {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Concat(p.inits, p.containers)
+}
+
 // container returns the init container or container named name.
 func (p *Pod) container(name string) (*containerRun, error) {
-	for _, c := range append(p.inits, p.containers...) {
+	for _, c := range p.all() {
 		if c.spec.Name == name {
 			return c, nil
 		}
@@ -697,8 +718,10 @@ func (p *Pod) gracePeriod() time.Duration {
 func (p *Pod) terminate(grace time.Duration) error {
 	p.stopOnce.Do(func() {
 		p.update(func() { p.terminating = true })
+		p.startMu.Lock() // waits for a container being started
+		p.startMu.Unlock()
 		var wg sync.WaitGroup
-		for _, c := range append(p.inits, p.containers...) {
+		for _, c := range p.all() {
 			wg.Go(func() { p.stopContainer(c, grace) })
 		}
 		wg.Wait()

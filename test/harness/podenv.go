@@ -57,7 +57,9 @@ func (e *environ) list() []string {
 // containerEnv returns the environment of container c (at field, e.g.
 // "spec.containers[1]") as kubelet and the container runtime build it:
 // HOSTNAME, then the image's variables, overridden by kubelet's (service
-// variables, envFrom, env). It also returns kubelet's variables alone,
+// variables, envFrom, env), and HOME "/" when none of them set it (the
+// runtime's home of a user the image's /etc/passwd does not name; the
+// harness's images have none). It also returns kubelet's variables alone,
 // which $(VAR) in the command and args refers to.
 func containerEnv(pod *corev1.Pod, c *corev1.Container, field string, img Image, in *podInputs) (env []string, kubelet *environ, err error) {
 	kubelet, err = kubeletEnv(pod, c, field, in)
@@ -72,6 +74,9 @@ func containerEnv(pod *corev1.Pod, c *corev1.Container, field string, img Image,
 	}
 	for _, name := range kubelet.names {
 		all.set(name, kubelet.values[name])
+	}
+	if _, ok := all.lookup("HOME"); !ok {
+		all.set("HOME", "/")
 	}
 	return all.list(), kubelet, nil
 }

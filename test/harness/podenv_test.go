@@ -198,7 +198,7 @@ func TestContainerEnv(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := append([]string{"HOSTNAME=web-abcde", "PATH=/usr/bin", "LEVEL=info"}, tc.want...)
-			for _, kv := range append(kubernetesEnv, myDBEnv...) {
+			for _, kv := range append(slices.Concat(kubernetesEnv, myDBEnv), "HOME=/") {
 				if !slices.ContainsFunc(want, func(w string) bool { return strings.SplitN(w, "=", 2)[0] == strings.SplitN(kv, "=", 2)[0] }) {
 					want = append(want, kv)
 				}

@@ -159,7 +159,9 @@ func TestVolumeFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.EqualFunc(got, tc.want, func(a, b volumeFile) bool { return a.path == b.path && string(a.data) == string(b.data) && a.mode == b.mode }) {
+			if !slices.EqualFunc(got, tc.want, func(a, b volumeFile) bool {
+				return a.path == b.path && string(a.data) == string(b.data) && a.mode == b.mode
+			}) {
 				t.Errorf("files:\n got %+v\nwant %+v", got, tc.want)
 			}
 		})
