@@ -51,11 +51,39 @@
 //	slice := harness.EndpointSlice("shop", "web", harness.BackendPort, a.IP, b.IP)
 //
 // The host (the test process, ramjetd) reaches the backends directly; no
-// traffic leaves for any other address. Networks need root and iproute2's
+// traffic leaves for any other address. Pods get addresses of the same
+// /24 (see RunPod). Networks need root and iproute2's
 // ip command: without them NewNetwork fails the test, on purpose, so that a
 // broken CI environment is noticed rather than skipped.
 //
-// NewCluster and CreateNetwork (with Close) do the same for callers without
-// a testing.TB, such as a TestMain that shares one cluster between tests,
-// or a demo program.
+// # Pods
+//
+// No kubelet runs, so RunPod plays one for the pod of a Deployment or
+// DaemonSet read from the API server (one applied with kubectl, or
+// installed by helm): it creates the Pod object (through the API server's
+// admission) and runs it with local processes, keeping its status true,
+// until Delete or a deletion through the API:
+//
+//	c.Apply(t, manifests)                 // ServiceAccount, RBAC, ConfigMap, Deployment...
+//	pod := harness.RunPod(t, c, network, harness.Deployment("ingress", "ingress-ramjet"),
+//		harness.PodOptions{ProbePeriod: 200 * time.Millisecond})
+//	if err := pod.WaitReady(time.Minute); err != nil { t.Fatal(err) }
+//	// http://POD-IP:8080 is the pod's wildcard listener, in a namespace of its own
+//	resp, err := http.Get("http://" + pod.IP.String() + ":8080/")
+//	pod.Log("controller")                 // a container's output
+//	err = pod.Delete()                    // preStop, SIGTERM, grace, SIGKILL
+//
+// Each container runs as its securityContext's user with exactly the
+// manifest's command, args and environment, in mount and UTS namespaces of
+// its own whose root holds the image's programs and the volumes at their
+// mount paths, so no argument or file is rewritten. Images are not pulled:
+// a Registry maps image repositories to the programs the harness runs
+// for them; DefaultRegistry holds Ramjet's image (ramjetd and
+// ramjet-ingress built static from the working tree). The pod reaches the
+// API server at the "kubernetes" Service's address, as in a cluster. See
+// RunPod for what is supported; anything else fails with the field's name.
+//
+// NewCluster and CreateNetwork (with Close) and NewPod (with Delete) do
+// the same for callers without a testing.TB, such as a TestMain that
+// shares one cluster between tests, or a demo program.
 package harness

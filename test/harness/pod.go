@@ -1,23 +1,18 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/netip"
-	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -72,10 +67,7 @@ type Pod struct {
 	// containers are the regular containers, in the manifest's order.
 	containers []*containerRun
 
-	// startMu is held while a container starts, so that terminate never
-	// misses a process that is being started.
-	startMu sync.Mutex
-	mu      sync.Mutex // guards obj.Status, initialized, terminating, inits, containers and the containers' state
+	mu sync.Mutex // guards obj.Status, initialized, terminating, inits, containers and the containers' state
 	// obj is the Pod object as created (after the API server's admission),
 	// with the status the runner keeps.
 	obj         *corev1.Pod
@@ -85,9 +77,11 @@ type Pod struct {
 	// the API server has.
 	changes, written int
 
-	kick     chan struct{} // a status change to write
-	quit     chan struct{} // closed when the pod stops: ends the status writer and the deletion watch
-	writerUp chan struct{} // closed when the status writer has ended
+	kick       chan struct{} // a status change to write
+	quit       chan struct{} // closed when the pod stops: ends the status writer and the deletion watch
+	writerDone chan struct{} // closed when the status writer has ended
+	// deleted receives the grace period of a deletion through the API.
+	deleted chan time.Duration
 
 	stopOnce sync.Once
 	stopErr  error
@@ -209,7 +203,8 @@ func NewPod(c *Cluster, n *Network, w Workload, dir string, opts PodOptions) (*P
 	p := &Pod{
 		Name: created.Name, Namespace: created.Namespace, UID: created.UID, Dir: dir,
 		client: c.Client, opts: opts, obj: created,
-		kick: make(chan struct{}, 1), quit: make(chan struct{}), writerUp: make(chan struct{}),
+		kick: make(chan struct{}, 1), quit: make(chan struct{}), writerDone: make(chan struct{}),
+		deleted: make(chan time.Duration, 1),
 	}
 	if err := p.start(ctx, c, n); err != nil {
 		return nil, errors.Join(fmt.Errorf("pod %s/%s of %s: %w", p.Namespace, p.Name, w, err), p.terminate(0))
@@ -257,305 +252,8 @@ func (p *Pod) start(ctx context.Context, c *Cluster, n *Network) error {
 		}
 		go p.watchReadiness(rc)
 	}
+	go p.awaitDeletion()
 	return nil
-}
-
-// startAPIProxy forwards the "kubernetes" Service's address inside the
-// pod to the API server.
-func (p *Pod) startAPIProxy(ctx context.Context, c *Cluster) error {
-	svc, err := p.client.CoreV1().Services(metav1.NamespaceDefault).Get(ctx, "kubernetes", metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("the API server's Service default/kubernetes: %w", err)
-	}
-	addr, err := netip.ParseAddr(svc.Spec.ClusterIP)
-	if err != nil || len(svc.Spec.Ports) == 0 {
-		return fmt.Errorf("the Service default/kubernetes has no cluster IP and port (%q)", svc.Spec.ClusterIP)
-	}
-	u, err := url.Parse(c.URL)
-	if err != nil {
-		return err
-	}
-	p.proxy, err = startAPIProxy(p.net, netip.AddrPortFrom(addr, uint16(svc.Spec.Ports[0].Port)), u.Host)
-	return err
-}
-
-// prepare writes the volumes and the pod's files and plans every
-// container, so that nothing runs when one of them cannot.
-func (p *Pod) prepare(ctx context.Context, in *podInputs) error {
-	vols, err := planVolumes(p.obj, p.Dir)
-	if err != nil {
-		return err
-	}
-	if err := p.writeVolumes(ctx, vols, in); err != nil {
-		return err
-	}
-	files, err := p.writePodFiles()
-	if err != nil {
-		return err
-	}
-	var errs []error
-	var inits, containers []*containerRun
-	plan := func(c *corev1.Container, field string) *containerRun {
-		rc, err := p.planContainer(c, field, in, vols, files)
-		errs = append(errs, err)
-		return rc
-	}
-	for i := range p.obj.Spec.InitContainers {
-		inits = append(inits, plan(&p.obj.Spec.InitContainers[i], fmt.Sprintf("spec.initContainers[%d]", i)))
-	}
-	for i := range p.obj.Spec.Containers {
-		containers = append(containers, plan(&p.obj.Spec.Containers[i], fmt.Sprintf("spec.containers[%d]", i)))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	p.update(func() { p.inits, p.containers = inits, containers })
-	return nil
-}
-
-// planContainer resolves what container c runs: image, environment,
-// command, user and mounts.
-func (p *Pod) planContainer(c *corev1.Container, field string, in *podInputs, vols map[string]*podVolume, files podFiles) (*containerRun, error) {
-	img, err := p.opts.Registry.Image(c.Image)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", field, err)
-	}
-	p.mu.Lock()
-	env, kubelet, err := containerEnv(p.obj, c, field, img, in)
-	p.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	argv, err := containerArgv(c, field, img, kubelet)
-	if err != nil {
-		return nil, err
-	}
-	cred, err := containerCredential(p.obj, c, field, img)
-	if err != nil {
-		return nil, err
-	}
-	dir := filepath.Join(p.Dir, "containers", c.Name)
-	if err := os.MkdirAll(filepath.Join(dir, "root"), 0o755); err != nil {
-		return nil, err
-	}
-	termination := filepath.Join(dir, "termination-log")
-	if err := os.WriteFile(termination, nil, 0o666); err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(termination, 0o666); err != nil { // whatever the umask
-		return nil, err
-	}
-	mounts, err := containerMounts(c, field, img, vols, files, termination)
-	if err != nil {
-		return nil, err
-	}
-	sc := c.SecurityContext
-	if sc == nil {
-		sc = &corev1.SecurityContext{}
-	}
-	return &containerRun{
-		spec: c, field: field, image: Repository(c.Image),
-		logPath: filepath.Join(p.Dir, c.Name+".log"),
-		exited:  make(chan struct{}),
-		init: container.Spec{
-			NetNS: p.net.path(), Root: filepath.Join(dir, "root"), Hostname: podHostname(p.obj),
-			Mounts:       mounts,
-			ReadOnlyRoot: sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem,
-			NoNewPrivs:   sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation,
-			UID:          cred.Uid, GID: cred.Gid, Groups: cred.Groups,
-			Env: env, Dir: firstNonEmpty(c.WorkingDir, img.WorkingDir, "/"), Argv: argv,
-		},
-	}, nil
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// writeVolumes creates the emptyDir folders and writes the files of the
-// other volumes.
-func (p *Pod) writeVolumes(ctx context.Context, vols map[string]*podVolume, in *podInputs) error {
-	var fsGroup *int64
-	if sc := p.obj.Spec.SecurityContext; sc != nil {
-		fsGroup = sc.FSGroup
-	}
-	for i := range p.obj.Spec.Volumes {
-		v := &p.obj.Spec.Volumes[i]
-		pv := vols[v.Name]
-		if pv.kind == kindEmptyDir {
-			if err := makeEmptyDir(pv.dir, fsGroup); err != nil {
-				return err
-			}
-			continue
-		}
-		files, err := volumeFiles(p.obj, v, fmt.Sprintf("spec.volumes[%d]", i), in, func(audience string, expiration int64) (string, error) {
-			return p.token(ctx, audience, expiration)
-		})
-		if err != nil {
-			return err
-		}
-		if err := writeVolume(pv.dir, files, fsGroup); err != nil {
-			return fmt.Errorf("writing volume %s: %w", v.Name, err)
-		}
-	}
-	return makeSubPaths(p.obj, vols, fsGroup)
-}
-
-// writePodFiles writes the pod's /etc/hosts, /etc/hostname and
-// /etc/resolv.conf, as kubelet and the runtime write them (there is no
-// cluster DNS: resolv.conf names no server).
-func (p *Pod) writePodFiles() (podFiles, error) {
-	dir := filepath.Join(p.Dir, "etc")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return podFiles{}, err
-	}
-	host := podHostname(p.obj)
-	files := podFiles{hosts: filepath.Join(dir, "hosts"), hostname: filepath.Join(dir, "hostname"), resolvConf: filepath.Join(dir, "resolv.conf")}
-	for path, content := range map[string]string{
-		files.hosts: "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" +
-			p.IP.String() + "\t" + host + "\n",
-		files.hostname:   host + "\n",
-		files.resolvConf: "# the harness runs no cluster DNS\nsearch " + p.Namespace + ".svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n",
-	} {
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			return podFiles{}, err
-		}
-	}
-	return files, nil
-}
-
-// runInit runs an init container to its end; one that fails fails the pod.
-func (p *Pod) runInit(c *containerRun) error {
-	if err := p.startContainer(c); err != nil {
-		return err
-	}
-	select {
-	case <-c.exited:
-	case <-time.After(setupTimeout):
-		return fmt.Errorf("init container %s has not completed after %s; its log:\n%s", c.spec.Name, setupTimeout, tail(p.log(c), 40))
-	}
-	p.mu.Lock()
-	code := c.state.exitCode
-	p.mu.Unlock()
-	if code != 0 {
-		return fmt.Errorf("init container %s exited with code %d; its log:\n%s", c.spec.Name, code, tail(p.log(c), 40))
-	}
-	return nil
-}
-
-// startContainer starts c's process, whose output goes to its log,
-// unless the pod is being stopped.
-func (p *Pod) startContainer(c *containerRun) error {
-	p.startMu.Lock()
-	defer p.startMu.Unlock()
-	p.mu.Lock()
-	stopping := p.terminating
-	p.mu.Unlock()
-	if stopping {
-		return errors.New("the pod was deleted while it started")
-	}
-	log, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer log.Close() // the process has its own copy
-	cmd, err := startInContainer(c.init, log, log)
-	if err != nil {
-		return fmt.Errorf("%s (%s): %w", c.field, c.spec.Name, err)
-	}
-	c.cmd = cmd
-	p.update(func() { c.state.started, c.state.pid = time.Now(), cmd.Process.Pid })
-	go func() {
-		_ = cmd.Wait()
-		p.update(func() { c.state.finished, c.state.exitCode = time.Now(), exitCode(cmd.ProcessState) })
-		close(c.exited)
-	}()
-	return nil
-}
-
-// exitCode is the code kubelet reports: the exit status, or 128 plus the
-// signal that ended the process.
-func exitCode(s *os.ProcessState) int {
-	if ws, ok := s.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return s.ExitCode()
-}
-
-// postStart runs c's postStart hook, as kubelet before it starts the next
-// container.
-func (p *Pod) postStart(c *containerRun) error {
-	if c.spec.Lifecycle == nil || c.spec.Lifecycle.PostStart == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
-	defer cancel()
-	out, err := p.runHandler(ctx, c, c.spec.Lifecycle.PostStart)
-	p.logHook(c, "postStart", out, err)
-	if err != nil {
-		return fmt.Errorf("%s.lifecycle.postStart: %w", c.field, err)
-	}
-	return nil
-}
-
-// logHook appends a hook's result and output to the container's log.
-func (p *Pod) logHook(c *containerRun, hook, out string, err error) {
-	result := "ok"
-	if err != nil {
-		result = "failed: " + err.Error()
-	}
-	f, ferr := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if ferr != nil {
-		return
-	}
-	defer f.Close()
-	fmt.Fprintf(f, "=== harness: lifecycle.%s %s\n%s", hook, result, out)
-}
-
-// exec runs argv in the running container c (its namespaces, root, user
-// and environment) until it ends or ctx is done, and returns its output.
-func (p *Pod) exec(ctx context.Context, c *containerRun, argv []string) (string, error) {
-	pid, err := p.pid(c)
-	if err != nil {
-		return "", err
-	}
-	spec := c.init
-	spec.Join, spec.Mounts, spec.Argv = pid, nil, argv
-	var out bytes.Buffer
-	cmd, err := startInContainer(spec, &out, &out)
-	if err != nil {
-		return "", fmt.Errorf("%v in container %s: %w", argv, c.spec.Name, err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		err = ctx.Err()
-	}
-	if err != nil {
-		return out.String(), fmt.Errorf("%v in container %s: %w: %s", argv, c.spec.Name, err, bytes.TrimSpace(out.Bytes()))
-	}
-	return out.String(), nil
-}
-
-// Exec runs command in container as kubectl exec does (the container's
-// user, mounts, network and environment) and returns its output (standard
-// output and error together); a failure or an exit code other than 0 is
-// an error with the output.
-func (p *Pod) Exec(ctx context.Context, container string, command ...string) (string, error) {
-	c, err := p.container(container)
-	if err != nil {
-		return "", err
-	}
-	return p.exec(ctx, c, command)
 }
 
 // PID returns the process ID of container's process, as the host sees it:
@@ -621,163 +319,6 @@ func (p *Pod) container(name string) (*containerRun, error) {
 		}
 	}
 	return nil, fmt.Errorf("pod %s/%s has no container %q", p.Namespace, p.Name, name)
-}
-
-// WaitReady waits until every container is ready and the Pod object's
-// status says so (its Ready condition); it fails at once when a container
-// has exited, and after timeout with the reasons of the containers not
-// ready.
-func (p *Pod) WaitReady(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ready, err := p.readiness()
-		if ready {
-			return nil
-		}
-		if errors.Is(err, errExited) {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pod %s/%s not ready after %s: %w", p.Namespace, p.Name, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// errExited marks a container that has ended.
-var errExited = errors.New("exited")
-
-// readiness reports whether every container is ready, and else why not.
-func (p *Pod) readiness() (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var errs []error
-	for _, c := range p.containers {
-		switch s := c.state; {
-		case !s.finished.IsZero():
-			return false, fmt.Errorf("container %s %w with code %d; its log:\n%s", c.spec.Name, errExited, s.exitCode, tail(p.log(c), 40))
-		case !s.ready:
-			errs = append(errs, fmt.Errorf("container %s: %v", c.spec.Name, s.probeErr))
-		}
-	}
-	if p.written < p.changes {
-		errs = append(errs, errors.New("the status is not written yet"))
-	}
-	return len(errs) == 0 && p.initialized && !p.terminating, errors.Join(errs...)
-}
-
-// setReady records the result of c's readiness probe; only a change of
-// readiness is written.
-func (p *Pod) setReady(c *containerRun, ready bool, why error) {
-	p.mu.Lock()
-	same := c.state.ready == ready
-	c.state.probeErr = why
-	p.mu.Unlock()
-	if !same {
-		p.update(func() { c.state.ready = ready })
-	}
-}
-
-func (p *Pod) isReady(c *containerRun) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return c.state.ready
-}
-
-// Delete deletes the Pod object gracefully and stops the pod as kubelet
-// does: for each container at once, its preStop hook (exec in the
-// container, httpGet or sleep), then its stop signal (SIGTERM unless
-// lifecycle.stopSignal says otherwise), then SIGKILL when it still runs
-// after terminationGracePeriodSeconds (counted from the hook's start, at
-// least 2 s). Then the object is removed. It returns once everything has
-// stopped; a second call returns the first's result. When the API server
-// cannot be reached the pod is stopped all the same.
-func (p *Pod) Delete() error {
-	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-	defer cancel()
-	err := p.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{Preconditions: metav1.NewUIDPreconditions(string(p.UID))})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		err = fmt.Errorf("deleting pod %s/%s: %w", p.Namespace, p.Name, err)
-	} else {
-		err = nil
-	}
-	return errors.Join(err, p.terminate(p.gracePeriod()))
-}
-
-// gracePeriod is the pod's terminationGracePeriodSeconds.
-func (p *Pod) gracePeriod() time.Duration {
-	if s := p.obj.Spec.TerminationGracePeriodSeconds; s != nil {
-		return time.Duration(*s) * time.Second
-	}
-	return corev1.DefaultTerminationGracePeriodSeconds * time.Second
-}
-
-// terminate stops the containers within grace, releases the pod's
-// namespaces and proxy, and removes the Pod object; it runs once, and
-// later calls return its result.
-func (p *Pod) terminate(grace time.Duration) error {
-	p.stopOnce.Do(func() {
-		p.update(func() { p.terminating = true })
-		p.startMu.Lock() // waits for a container being started
-		p.startMu.Unlock()
-		var wg sync.WaitGroup
-		for _, c := range p.all() {
-			wg.Go(func() { p.stopContainer(c, grace) })
-		}
-		wg.Wait()
-		if p.proxy != nil {
-			p.proxy.close()
-		}
-		close(p.quit)
-		if p.net != nil {
-			<-p.writerUp
-			p.net.close()
-		}
-		p.stopErr = p.removeObject()
-	})
-	return p.stopErr
-}
-
-// stopContainer runs c's preStop hook, sends its stop signal, and kills
-// it when it still runs at the end of grace.
-func (p *Pod) stopContainer(c *containerRun, grace time.Duration) {
-	if c.cmd == nil {
-		return
-	}
-	select {
-	case <-c.exited:
-		return
-	default:
-	}
-	deadline := time.Now().Add(grace)
-	if c.spec.Lifecycle != nil && c.spec.Lifecycle.PreStop != nil {
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		out, err := p.runHandler(ctx, c, c.spec.Lifecycle.PreStop)
-		cancel()
-		p.logHook(c, "preStop", out, err)
-	}
-	sig, _ := stopSignal(c.spec) // checked by checkPod
-	_ = c.cmd.Process.Signal(sig)
-	select {
-	case <-c.exited:
-	case <-time.After(max(time.Until(deadline), minGrace)):
-		_ = syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL) // its process group
-		<-c.exited
-	}
-}
-
-// removeObject deletes the Pod object at once, as kubelet does once its
-// containers have stopped.
-func (p *Pod) removeObject() error {
-	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-	defer cancel()
-	err := p.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: new(int64(0)), Preconditions: metav1.NewUIDPreconditions(string(p.UID)),
-	})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("removing pod %s/%s: %w", p.Namespace, p.Name, err)
-	}
-	return nil
 }
 
 // update changes the pod's state under its lock and has the status

@@ -215,3 +215,64 @@ func seconds(s, def int32) time.Duration {
 	}
 	return time.Duration(s) * time.Second
 }
+
+// WaitReady waits until every container is ready and the Pod object's
+// status says so (its Ready condition); it fails at once when a container
+// has exited, and after timeout with the reasons of the containers not
+// ready.
+func (p *Pod) WaitReady(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ready, err := p.readiness()
+		if ready {
+			return nil
+		}
+		if errors.Is(err, errExited) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pod %s/%s not ready after %s: %w", p.Namespace, p.Name, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// errExited marks a container that has ended.
+var errExited = errors.New("exited")
+
+// readiness reports whether every container is ready, and else why not.
+func (p *Pod) readiness() (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var errs []error
+	for _, c := range p.containers {
+		switch s := c.state; {
+		case !s.finished.IsZero():
+			return false, fmt.Errorf("container %s %w with code %d; its log:\n%s", c.spec.Name, errExited, s.exitCode, tail(p.log(c), 40))
+		case !s.ready:
+			errs = append(errs, fmt.Errorf("container %s: %v", c.spec.Name, s.probeErr))
+		}
+	}
+	if p.written < p.changes {
+		errs = append(errs, errors.New("the status is not written yet"))
+	}
+	return len(errs) == 0 && p.initialized && !p.terminating, errors.Join(errs...)
+}
+
+// setReady records the result of c's readiness probe; only a change of
+// readiness is written.
+func (p *Pod) setReady(c *containerRun, ready bool, why error) {
+	p.mu.Lock()
+	same := c.state.ready == ready
+	c.state.probeErr = why
+	p.mu.Unlock()
+	if !same {
+		p.update(func() { c.state.ready = ready })
+	}
+}
+
+func (p *Pod) isReady(c *containerRun) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return c.state.ready
+}

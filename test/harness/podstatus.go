@@ -135,7 +135,7 @@ func (c *containerRun) status(waiting string) corev1.ContainerStatus {
 // writeStatus writes the status to the API server after every change
 // (coalesced), retrying while it cannot be reached, until the pod stops.
 func (p *Pod) writeStatus() {
-	defer close(p.writerUp)
+	defer close(p.writerDone)
 	var retryC <-chan time.Time
 	for {
 		select {
@@ -177,27 +177,45 @@ func (p *Pod) pushStatus() error {
 	return err
 }
 
-// watchDeletion stops the pod when its object is deleted (its deletion
-// timestamp set, or the object removed), as kubelet does, until the pod
-// stops.
+// watchDeletion notices, until the pod stops, when its object is deleted
+// (its deletion timestamp set, or the object removed) and sends the grace
+// period to p.deleted.
 func (p *Pod) watchDeletion() {
+	notify := func(grace time.Duration) {
+		select {
+		case p.deleted <- grace:
+		default: // noticed already
+		}
+	}
 	factory := informers.NewSharedInformerFactoryWithOptions(p.client, 0,
 		informers.WithNamespace(p.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.FieldSelector = fields.OneTermEqualSelector("metadata.name", p.Name).String()
 		}))
 	informer := factory.Core().V1().Pods().Informer()
-	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj any) {
-			if pod, ok := obj.(*corev1.Pod); ok && pod.UID == p.UID && pod.DeletionTimestamp != nil {
-				grace := p.gracePeriod()
-				if pod.DeletionGracePeriodSeconds != nil {
-					grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-				}
-				go func() { _ = p.terminate(grace) }()
+	seen := func(obj any) {
+		if pod, ok := obj.(*corev1.Pod); ok && pod.UID == p.UID && pod.DeletionTimestamp != nil {
+			grace := p.gracePeriod()
+			if pod.DeletionGracePeriodSeconds != nil {
+				grace = time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
 			}
-		},
-		DeleteFunc: func(any) { go func() { _ = p.terminate(p.gracePeriod()) }() },
+			notify(grace)
+		}
+	}
+	_, _ = informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    seen,
+		UpdateFunc: func(_, obj any) { seen(obj) },
+		DeleteFunc: func(any) { notify(p.gracePeriod()) },
 	})
 	factory.Start(p.quit)
+}
+
+// awaitDeletion stops the pod, once it has started, when its object is
+// deleted through the API, as kubelet does.
+func (p *Pod) awaitDeletion() {
+	select {
+	case grace := <-p.deleted:
+		_ = p.terminate(grace)
+	case <-p.quit:
+	}
 }
