@@ -199,6 +199,29 @@ func get(t *testing.T, client *http.Client, url string) string {
 	return string(body)
 }
 
+// ingressClassYAML is the IngressClass ramjet of Ramjet's controller.
+const ingressClassYAML = `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: ramjet}
+spec: {controller: ramjet.dev/ingress}
+`
+
+// webIngressYAML is an Ingress of the class ramjet in namespace ns: host
+// web.example.com to port 80 of the Service web.
+func webIngressYAML(ns string) string {
+	return `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: ` + ns + `}
+spec:
+  ingressClassName: ramjet
+  rules:
+    - host: web.example.com
+      http:
+        paths:
+          - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
+`
+}
+
 // TestRamjet runs an ingress pod against the cluster: an Ingress applied
 // with kubectl is served by ramjetd from a backend in the network
 // namespace.
@@ -214,23 +237,7 @@ func TestRamjet(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := StartRamjet(t, c, RamjetOptions{})
-	c.Apply(t, `
-apiVersion: networking.k8s.io/v1
-kind: IngressClass
-metadata: {name: ramjet}
-spec: {controller: ramjet.dev/ingress}
----
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: web, namespace: default}
-spec:
-  ingressClassName: ramjet
-  rules:
-    - host: web.example.com
-      http:
-        paths:
-          - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
-`)
+	c.Apply(t, ingressClassYAML+"---\n"+webIngressYAML("default"))
 	client := r.Client(nil)
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -29,7 +29,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // shopObjects are an application for the ingress pod: a Service of the
 // backend, its EndpointSlice (added by the test) and an Ingress.
-const shopObjects = `
+var shopObjects = `
 apiVersion: v1
 kind: Namespace
 metadata: {name: shop}
@@ -40,17 +40,7 @@ metadata: {name: web, namespace: shop}
 spec:
   ports: [{port: 80, targetPort: 8080}]
 ---
-apiVersion: networking.k8s.io/v1
-kind: Ingress
-metadata: {name: web, namespace: shop}
-spec:
-  ingressClassName: ramjet
-  rules:
-    - host: web.example.com
-      http:
-        paths:
-          - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
-`
+` + webIngressYAML("shop")
 
 // TestRunPod runs the ingress pod of testdata/ramjet-pod.yaml (a
 // Deployment as the chart renders it) with the pod runner and checks what

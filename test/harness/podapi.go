@@ -112,25 +112,14 @@ func publishNamespaceDefaults(ctx context.Context, c *Cluster, namespace string)
 // do not exist are left out) and the Services whose variables kubelet
 // injects.
 func fetchInputs(ctx context.Context, client kubernetes.Interface, pod *corev1.Pod) (*podInputs, error) {
-	in := &podInputs{configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}}
 	configMaps, secrets := referencedObjects(pod)
-	for _, name := range configMaps {
-		cm, err := client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading ConfigMap %s: %w", name, err)
-		}
-		if err == nil {
-			in.configMaps[name] = cm
-		}
+	var err error
+	in := &podInputs{}
+	if in.configMaps, err = getExisting(ctx, "ConfigMap", configMaps, client.CoreV1().ConfigMaps(pod.Namespace).Get); err != nil {
+		return nil, err
 	}
-	for _, name := range secrets {
-		s, err := client.CoreV1().Secrets(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading Secret %s: %w", name, err)
-		}
-		if err == nil {
-			in.secrets[name] = s
-		}
+	if in.secrets, err = getExisting(ctx, "Secret", secrets, client.CoreV1().Secrets(pod.Namespace).Get); err != nil {
+		return nil, err
 	}
 	namespaces := []string{pod.Namespace}
 	if pod.Namespace != metav1.NamespaceDefault {
@@ -144,6 +133,23 @@ func fetchInputs(ctx context.Context, client kubernetes.Interface, pod *corev1.P
 		in.services = append(in.services, list.Items...)
 	}
 	return in, nil
+}
+
+// getExisting reads the objects of kind named names with get, leaving out
+// those that do not exist.
+func getExisting[T any](ctx context.Context, kind string, names []string, get func(context.Context, string, metav1.GetOptions) (T, error)) (map[string]T, error) {
+	found := map[string]T{}
+	for _, name := range names {
+		obj, err := get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", kind, name, err)
+		}
+		found[name] = obj
+	}
+	return found, nil
 }
 
 // referencedObjects returns the names of the ConfigMaps and Secrets that

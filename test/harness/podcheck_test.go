@@ -132,14 +132,8 @@ func TestContainerCredential(t *testing.T) {
 			pod := &corev1.Pod{Spec: corev1.PodSpec{SecurityContext: tc.pod}}
 			c := &corev1.Container{Image: "img", SecurityContext: tc.container}
 			cred, err := containerCredential(pod, c, "spec.containers[0]", Image{User: tc.imageUser})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one with %q", err, tc.wantErr)
-				}
+			if checkError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if cred.Uid != tc.uid || cred.Gid != tc.gid || !slices.Equal(cred.Groups, tc.groups) {
 				t.Errorf("user %d, group %d, groups %v; want %d, %d, %v", cred.Uid, cred.Gid, cred.Groups, tc.uid, tc.gid, tc.groups)

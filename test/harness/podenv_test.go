@@ -9,6 +9,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// checkError fails t unless err is what the case wants: an error that
+// holds want, or none when want is empty. It reports whether the case
+// wanted an error (and so ends there).
+func checkError(t *testing.T, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one with %q", err, want)
+	}
+	return true
+}
+
 func TestExpand(t *testing.T) {
 	vars := map[string]string{"A": "a", "EMPTY": "", "B": "$(A)"}
 	lookup := func(name string) (string, bool) { v, ok := vars[name]; return v, ok }
@@ -188,14 +205,8 @@ func TestContainerEnv(t *testing.T) {
 			pod := envPod()
 			pod.Spec.EnableServiceLinks = tc.links
 			env, _, err := containerEnv(pod, &tc.c, "spec.containers[0]", image, envInputs())
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one with %q", err, tc.wantErr)
-				}
+			if checkError(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			want := append([]string{"HOSTNAME=web-abcde", "PATH=/usr/bin", "LEVEL=info"}, tc.want...)
 			for _, kv := range append(slices.Concat(kubernetesEnv, myDBEnv), "HOME=/") {

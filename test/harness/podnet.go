@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -238,9 +237,4 @@ func (x *apiProxy) close() {
 	if err == nil || errors.Is(err, net.ErrClosed) {
 		x.wg.Wait()
 	}
-}
-
-// hostPort joins an address and a port.
-func hostPort(addr string, port int32) string {
-	return net.JoinHostPort(addr, strconv.Itoa(int(port)))
 }

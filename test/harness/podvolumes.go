@@ -364,7 +364,7 @@ func volumeMount(vm corev1.VolumeMount, vols map[string]*podVolume) (container.M
 	case vm.RecursiveReadOnly != nil && *vm.RecursiveReadOnly == corev1.RecursiveReadOnlyEnabled:
 		return container.Mount{}, fmt.Errorf("recursiveReadOnly Enabled: %w", errUnsupported)
 	case strings.HasPrefix(vm.SubPath, "/") || slices.Contains(strings.Split(vm.SubPath, "/"), ".."):
-		return container.Mount{}, fmt.Errorf("subPath %q must be a relative path without ..", vm.SubPath)
+		return container.Mount{}, fmt.Errorf("subPath %q: must be a relative path that does not climb with \"..\"", vm.SubPath)
 	}
 	return container.Mount{
 		Source:   filepath.Join(v.dir, vm.SubPath),
