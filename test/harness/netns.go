@@ -39,8 +39,8 @@ const benchmarkSubnets = 512
 const lockDir = "/run/ramjet-harness"
 
 // Network is a network namespace joined to the host by a veth pair, with
-// a /24 of 198.18.0.0/15: the host side has .1, each backend one more
-// address from .2 up. Traffic from the host (the test process, ramjetd)
+// a /24 of 198.18.0.0/15: the host side has .1, each backend (and each pod
+// of RunPod, in a namespace of its own) one more address from .2 up. Traffic from the host (the test process, ramjetd)
 // reaches the backends directly; nothing is routed elsewhere.
 type Network struct {
 	// Name is the namespace's name (`ip netns exec NAME ...`).
@@ -244,7 +244,10 @@ func (n *Network) AddAddr() (netip.Addr, error) {
 	if err != nil {
 		return netip.Addr{}, err
 	}
-	return addr, ip("-n", n.Name, "addr", "add", addr.String()+"/24", "dev", n.nsLink)
+	if err := ip("-n", n.Name, "addr", "add", addr.String()+"/24", "dev", n.nsLink); err != nil {
+		return netip.Addr{}, err
+	}
+	return addr, nil
 }
 
 // claimAddr takes the next free address of the /24, for a backend or a

@@ -154,6 +154,12 @@ type containerState struct {
 // 198.18.0.0/15. The test process reaches the pod at its IP, and the pod
 // reaches n's backends and the host.
 //
+// There is no cluster DNS and no kube-proxy: Service names do not resolve
+// and cluster IPs other than the API server's lead nowhere (Ramjet, like
+// any ingress controller, reaches the endpoints' addresses). Resources
+// are not enforced, and only readiness probes run by themselves (Probe
+// runs a liveness probe on demand).
+//
 // What the harness cannot run as written fails RunPod with an error that
 // names the field (an unsupported volume kind, probe or security
 // setting); an image missing from the registry fails it naming the image.

@@ -113,9 +113,11 @@ func testRamjetPod(t *testing.T, c *Cluster, network *Network) {
 		if uid := fileOwner(info); uid != 65532 {
 			t.Errorf("ramjet.yaml owned by %d, want 65532 (the init container's user)", uid)
 		}
-		err = os.WriteFile(containerPath(t, pod, "ramjetd", "/usr/local/bin/ramjetd"), nil, 0o755)
-		if err == nil || !strings.Contains(err.Error(), "read-only") {
-			t.Errorf("writing over the image's program: %v, want a read-only file system", err)
+		for _, path := range []string{"/usr/local/bin/ramjetd", "/new-file"} {
+			err = os.WriteFile(containerPath(t, pod, "ramjetd", path), nil, 0o755)
+			if err == nil || !strings.Contains(err.Error(), "read-only") {
+				t.Errorf("writing %s in ramjetd's container: %v, want a read-only file system", path, err)
+			}
 		}
 		out, err := pod.Exec(ctx, "ramjetd", "ramjetd", "validate", "--config", "/etc/ramjet/generated/ramjet.yaml")
 		if err != nil || !strings.Contains(out, "is valid") {
@@ -166,7 +168,7 @@ func testRamjetPod(t *testing.T, c *Cluster, network *Network) {
 		t.Logf("web.example.com served through the pod: %q", body)
 	})
 	t.Run("leader and Ingress status", func(t *testing.T) { checkLeader(t, c, pod) })
-	t.Run("delete", func(t *testing.T) { checkDelete(t, c, pod) })
+	t.Run("delete", func(t *testing.T) { checkDelete(t, c, network, pod) })
 }
 
 // checkPodObject checks the Pod object the runner keeps.
@@ -233,8 +235,8 @@ func checkLeader(t *testing.T, c *Cluster, pod *Pod) {
 
 // checkDelete deletes the pod and checks that the preStop hook ran in
 // ramjetd's container while it served, before ramjetd's shutdown, and that
-// the processes and the Pod object are gone.
-func checkDelete(t *testing.T, c *Cluster, pod *Pod) {
+// the processes, the network namespace and the Pod object are gone.
+func checkDelete(t *testing.T, c *Cluster, network *Network, pod *Pod) {
 	pid, err := pod.PID("ramjetd")
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +255,18 @@ func checkDelete(t *testing.T, c *Cluster, pod *Pod) {
 	}
 	if _, err := c.Client.CoreV1().Pods(pod.Namespace).Get(t.Context(), pod.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the Pod object after Delete: %v, want not found", err)
+	}
+	checkNoPodNamespace(t, network)
+}
+
+// checkNoPodNamespace checks that no pod's namespace of network is left.
+func checkNoPodNamespace(t *testing.T, network *Network) {
+	t.Helper()
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if isPodNamespace(network.Name, e.Name()) {
+			t.Errorf("network namespace %s left behind", e.Name())
+		}
 	}
 }
 
@@ -409,12 +423,7 @@ spec:
 			}
 		})
 	}
-	entries, _ := os.ReadDir("/run/netns")
-	for _, e := range entries {
-		if isPodNamespace(network.Name, e.Name()) {
-			t.Errorf("network namespace %s left behind", e.Name())
-		}
-	}
+	checkNoPodNamespace(t, network)
 }
 
 // procFile returns /proc/PID/name of container's process.
