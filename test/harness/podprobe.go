@@ -196,14 +196,14 @@ func (p *Pod) watchReadiness(c *containerRun) {
 		} else {
 			successes, failures = 0, failures+1
 		}
+		ready := p.isReady(c)
 		switch {
 		case successes >= successNeeded:
-			p.setReady(c, true, nil)
+			ready = true
 		case failures >= failuresNeeded:
-			p.setReady(c, false, err)
-		default:
-			p.setReady(c, p.isReady(c), err)
+			ready = false
 		}
+		p.setReady(c, ready, err)
 		timer.Reset(period)
 	}
 }
@@ -227,7 +227,7 @@ func (p *Pod) WaitReady(timeout time.Duration) error {
 		if ready {
 			return nil
 		}
-		if errors.Is(err, errExited) {
+		if errors.Is(err, errNeverReady) {
 			return err
 		}
 		if time.Now().After(deadline) {
@@ -237,18 +237,22 @@ func (p *Pod) WaitReady(timeout time.Duration) error {
 	}
 }
 
-// errExited marks a container that has ended.
-var errExited = errors.New("exited")
+// errNeverReady marks what readiness cannot come back from: a container
+// that has exited (it is not restarted), a pod being deleted.
+var errNeverReady = errors.New("will not be ready")
 
 // readiness reports whether every container is ready, and else why not.
 func (p *Pod) readiness() (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.terminating {
+		return false, fmt.Errorf("pod %s/%s is deleted: %w", p.Namespace, p.Name, errNeverReady)
+	}
 	var errs []error
 	for _, c := range p.containers {
 		switch s := c.state; {
 		case !s.finished.IsZero():
-			return false, fmt.Errorf("container %s %w with code %d; its log:\n%s", c.spec.Name, errExited, s.exitCode, tail(p.log(c), 40))
+			return false, fmt.Errorf("container %s exited with code %d (%w); its log:\n%s", c.spec.Name, s.exitCode, errNeverReady, tail(p.log(c), 40))
 		case !s.ready:
 			errs = append(errs, fmt.Errorf("container %s: %v", c.spec.Name, s.probeErr))
 		}
@@ -256,7 +260,7 @@ func (p *Pod) readiness() (bool, error) {
 	if p.written < p.changes {
 		errs = append(errs, errors.New("the status is not written yet"))
 	}
-	return len(errs) == 0 && p.initialized && !p.terminating, errors.Join(errs...)
+	return len(errs) == 0, errors.Join(errs...)
 }
 
 // setReady records the result of c's readiness probe; only a change of
@@ -271,6 +275,7 @@ func (p *Pod) setReady(c *containerRun, ready bool, why error) {
 	}
 }
 
+// isReady reports whether c is ready, as its probes last said.
 func (p *Pod) isReady(c *containerRun) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
