@@ -236,8 +236,9 @@ func checkLeader(t *testing.T, c *Cluster, pod *Pod) {
 	}
 }
 
-// checkDelete deletes the pod and checks that the preStop hook ran in
-// ramjetd's container while it served, before ramjetd's shutdown, and that
+// checkDelete deletes the pod and checks that the preStop hook (ramjetd
+// drain, through the admin socket of the container's /run/ramjet) ran
+// before ramjetd's shutdown, and that
 // the processes, the network namespace and the Pod object are gone.
 func checkDelete(t *testing.T, c *Cluster, network *Network, pod *Pod) {
 	pid, err := pod.PID("ramjetd")
@@ -248,10 +249,10 @@ func checkDelete(t *testing.T, c *Cluster, network *Network, pod *Pod) {
 		t.Fatal(err)
 	}
 	log := pod.Log("ramjetd")
-	hook := strings.Index(log, "=== harness: lifecycle.preStop ok\nPOOL")
+	hook := strings.Index(log, "=== harness: lifecycle.preStop ok\ndrained:")
 	shutdown := strings.Index(log, "shutting down")
 	if hook < 0 || shutdown < hook {
-		t.Errorf("ramjetd's log: want the preStop hook's pool list, then the shutdown:\n%s", log)
+		t.Errorf("ramjetd's log: want the preStop hook's drain, then the shutdown:\n%s", log)
 	}
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
 		t.Errorf("ramjetd's process %d still runs after Delete", pid)
