@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/ramjet-dev/ramjet/dataplane/admin"
 	"github.com/ramjet-dev/ramjet/dataplane/logging"
@@ -106,6 +107,9 @@ func run(args []string) error {
 		return err
 	}
 	slog.SetDefault(log)
+	// client-go's own messages (a watch the API server refuses, such as an
+	// RBAC error, and leader election) go to the same log, in its format.
+	klog.SetSlogLogger(log)
 	restConfig, client, err := kubeClient(f.kubeconfig)
 	if err != nil {
 		return err
