@@ -11,13 +11,12 @@ import (
 // they answer (the checks of waitServed tested those claims).
 func (d *demo) printCommands() {
 	p := d.p
-	r := d.ramjet
 	httpURL := fmt.Sprintf("http://127.0.0.1:%d", d.httpPort)
 	shop := fmt.Sprintf("--cacert %s --resolve shop.demo.test:%d:127.0.0.1", quote(d.caFile), d.httpsPort)
 	shopURL := func(path string) string { return fmt.Sprintf("https://shop.demo.test:%d%s", d.httpsPort, path) }
 	kubectl := quote(filepath.Join(d.tools, "kubectl")) + " --kubeconfig " + quote(d.cluster.Kubeconfig)
 	ramjetd := quote(filepath.Join(d.bin, "ramjetd"))
-	sock := quote(r.AdminSocket)
+	sock := quote(d.adminSocket())
 	webC := d.backends["web-c"].IP
 
 	var out strings.Builder
@@ -65,11 +64,11 @@ func (d *demo) printCommands() {
 		why += fmt.Sprintf(" (%s: %s)", d.event.reason, d.event.note)
 	}
 	show(why+":", kubectl+" events -n demo --for ingress/refused")
-	show("the Ingresses, with the address the controller wrote in their status (--publish-address):",
+	show("the Ingresses, with the address the controller wrote in their status (the chart's Service, whose load balancer is 127.0.0.1):",
 		kubectl+" get ingress -n demo")
 
 	section("Scaling without a reload (the EndpointSlice of web)")
-	metrics := fmt.Sprintf("curl -s http://%s/metrics | grep -E '^ramjet_(config_generation|reloads_total|upstream_members)'", r.Health)
+	metrics := fmt.Sprintf("curl -s http://%s/metrics | grep -E '^ramjet_(config_generation|reloads_total|upstream_members)'", d.ramjetdAddr())
 	show("ramjetd's configuration generation, reloads and pool members (a reload would raise the generation):", metrics)
 	show(fmt.Sprintf("add the spare pod web-c (%s) to web's EndpointSlice, as a scale-up would:", webC),
 		fmt.Sprintf(`%s -n demo patch endpointslice web --type=json -p '[{"op":"add","path":"/endpoints/-","value":{"addresses":["%s"],"conditions":{"ready":true}}}]'`,
@@ -87,10 +86,14 @@ func (d *demo) printCommands() {
 	show("kubectl for this cluster in your shell:",
 		fmt.Sprintf("export KUBECONFIG=%s; alias kubectl=%s", quote(d.cluster.Kubeconfig), quote(filepath.Join(d.tools, "kubectl"))))
 	show("the controller's metrics (synchronisations, member updates, Ingresses by state):",
-		fmt.Sprintf("curl -s http://%s/metrics | grep -E '^ramjet_ingress_(syncs_total|member_updates_total|ingresses)'", r.Controller))
-	fmt.Fprintf(&out, "  ramjet.yaml written by the controller: %s\n", filepath.Join(r.Dir, "ramjet.yaml"))
+		fmt.Sprintf("curl -s http://%s/metrics | grep -E '^ramjet_ingress_(syncs_total|member_updates_total|ingresses)'", d.controllerAddr()))
+	show("what the chart installed (helm is in "+filepath.Dir(quote(filepath.Join(d.tools, "helm")))+"):",
+		fmt.Sprintf("%s get manifest %s --namespace %s --kubeconfig %s", quote(filepath.Join(d.tools, "helm")), release, releaseNamespace, quote(d.cluster.Kubeconfig)))
+	show("the chart's pod, its containers and their state (the harness writes the status a kubelet would):",
+		kubectl+" get pods -n "+releaseNamespace+" -o wide")
+	fmt.Fprintf(&out, "  ramjet.yaml written by the controller: %s\n", filepath.Join(d.pod.VolumeDir("generated"), "ramjet.yaml"))
 	fmt.Fprintf(&out, "  logs: %s, %s, %s,\n        %s\n",
-		filepath.Join(r.Dir, "ramjet-ingress.log"), filepath.Join(r.Dir, "ramjetd.log"),
+		d.pod.LogPath("controller"), d.pod.LogPath("ramjetd"),
 		filepath.Join(d.run, "backends.log"), filepath.Join(d.cluster.Dir, "kube-apiserver.log"))
 	fmt.Fprintf(&out, "\nPress Ctrl-C to stop: every process stops, the network namespace %s and the run folder %s are removed.\n",
 		d.network.Name, d.run)

@@ -2,26 +2,31 @@
 // ingress pod of a Kubernetes cluster would.
 //
 // It builds what it needs into .cache/bin (ramjetd, ramjet-ingress and
-// democert, then etcd, kube-apiserver and kubectl with test/tools/build.sh:
-// about ten minutes the first time on two cores, skipped afterwards),
-// starts a local API server with its etcd (no nodes: the demo writes the
-// EndpointSlices itself), example backends in a network namespace (198.18.0.0/15
-// addresses, which EndpointSlices accept), ramjetd and the controller
-// `ramjet-ingress run`, and applies examples/ingress: a host with TLS (the
+// democert, then etcd, kube-apiserver, kubectl and helm with
+// test/tools/build.sh: about ten minutes the first time on two cores,
+// skipped afterwards), starts a local API server with its etcd (no nodes:
+// the demo writes the EndpointSlices itself), example backends in a network
+// namespace (198.18.0.0/15 addresses, which EndpointSlices accept), installs
+// the chart charts/ramjet with helm and runs the pod of its Deployment as a
+// kubelet would (test/harness's pod runner: the init container, ramjetd and
+// the controller as user 65532 with the chart's volumes, in a network
+// namespace of its own), and applies examples/ingress: a host with TLS (the
 // Secret shop-tls, from a demo CA made for the run), path routing, a
 // rewrite, a canary, basic authentication and an Ingress Ramjet refuses.
-// Once every behaviour answers as the printed commands say (checked), it
-// prints the curl and kubectl commands to try and runs until Ctrl-C, then
-// stops every process and removes the network namespace and its run
-// folder, also after a failure.
+// The demo plays the cloud's load balancer of the chart's Service: it
+// forwards 127.0.0.1:8080 and :8443 to the pod's listeners and writes
+// 127.0.0.1 into the Service's status. Once every behaviour answers as the
+// printed commands say (checked), it prints the curl and kubectl commands
+// to try and runs until Ctrl-C, then stops the pod and every process and
+// removes the network namespaces and its run folder, also after a failure.
 //
 // It needs root (for the network namespace) and iproute2, and installs
-// iproute2 and curl with apt-get when they are missing. ramjetd listens on
-// 127.0.0.1:8080 (HTTP) and 127.0.0.1:8443 (HTTPS); the environment
+// iproute2 and curl with apt-get when they are missing. The load balancer
+// listens on 127.0.0.1:8080 (HTTP) and 127.0.0.1:8443 (HTTPS); the environment
 // variables RAMJET_DEMO_HTTP_PORT and RAMJET_DEMO_HTTPS_PORT change the
 // ports. RAMJET_DEMO_KEEP=1 keeps the run folder (logs, configuration) at
 // the end. RAMJET_TEST_BIN, as for the tests, names another folder for
-// etcd, kube-apiserver and kubectl.
+// etcd, kube-apiserver, kubectl and helm.
 //
 // `make demo-ramjetd` is the older demo of ramjetd alone, without
 // Kubernetes (examples/ramjetd/demo.sh).
@@ -73,7 +78,8 @@ type demo struct {
 	cluster  *harness.Cluster
 	network  *harness.Network
 	backends map[string]*harness.Backend
-	ramjet   *harness.Ramjet
+	pod       *harness.Pod
+	balancers []*balancer
 	ca       *x509.CertPool
 	caFile   string
 	event    refusedEvent
@@ -255,7 +261,7 @@ func (d *demo) buildTools(ctx context.Context) error {
 	if r, err := filepath.Rel(d.root, d.tools); err == nil && !strings.HasPrefix(r, "..") {
 		rel = r
 	}
-	title := "checking etcd, kube-apiserver and kubectl in " + rel + " (test/tools/build.sh)"
+	title := "checking etcd, kube-apiserver, kubectl and helm in " + rel + " (test/tools/build.sh)"
 	if len(missing) > 0 {
 		title = "building " + strings.Join(missing, ", ") + " into " + rel + " with test/tools/build.sh"
 		if slices.Contains(missing, "kube-apiserver") {
@@ -304,34 +310,6 @@ func (d *demo) startBackends(context.Context) error {
 			note(fmt.Sprintf("Service %-7s %s", svc+":", members(d.backends, svc, false)))
 		}
 		note("spare pod of web, outside its EndpointSlice until you add it: " + members(d.backends, "web", true))
-		return nil
-	})
-}
-
-// startRamjet starts an ingress pod: ramjetd and ramjet-ingress run.
-func (d *demo) startRamjet(context.Context) error {
-	title := fmt.Sprintf("starting ramjetd (HTTP 127.0.0.1:%d, HTTPS 127.0.0.1:%d) and the controller ramjet-ingress run",
-		d.httpPort, d.httpsPort)
-	return d.p.step(title, "a few seconds: the harness links its own copies first", func(note func(string)) error {
-		// The harness builds into a temporary folder of its own: inside the
-		// run folder, it goes with it.
-		if err := os.Setenv("TMPDIR", filepath.Join(d.run, "tmp")); err != nil {
-			return err
-		}
-		r, err := harness.NewRamjet(d.cluster, filepath.Join(d.run, "pod"), harness.RamjetOptions{
-			HTTPAddr:  loopback(d.httpPort),
-			HTTPSAddr: loopback(d.httpsPort),
-			// The Ingresses' status shows where they are served.
-			Args: []string{"--publish-address=127.0.0.1"},
-		})
-		if r != nil {
-			d.ramjet = r
-		}
-		if err != nil {
-			return err
-		}
-		note("ramjetd: health http://" + r.Health + ", admin socket " + r.AdminSocket)
-		note("controller: http://" + r.Controller + " (/healthz, /readyz, /metrics); it serves nothing yet: every request is answered 404")
 		return nil
 	})
 }
@@ -463,7 +441,7 @@ func (d *demo) watch(ctx context.Context) error {
 			return nil
 		case <-time.After(watchEvery):
 		}
-		for name, addr := range map[string]string{"ramjetd": d.ramjet.Health, "ramjet-ingress": d.ramjet.Controller} {
+		for name, addr := range map[string]string{"ramjetd": d.ramjetdAddr(), "ramjet-ingress": d.controllerAddr()} {
 			resp, err := client.Get("http://" + addr + "/healthz")
 			if err == nil {
 				resp.Body.Close()
@@ -489,9 +467,15 @@ func (d *demo) cleanup() {
 		return
 	}
 	_ = d.p.step("stopping the demo", "", func(note func(string)) error {
-		if d.ramjet != nil {
-			d.ramjet.Close()
-			note("stopped ramjet-ingress and ramjetd")
+		for _, b := range d.balancers {
+			_ = b.Close()
+		}
+		if d.pod != nil {
+			if err := d.pod.Delete(); err != nil {
+				note("warning: " + err.Error())
+			} else {
+				note("stopped the pod (preStop drain, then SIGTERM): ramjetd and the controller")
+			}
 		}
 		if d.network != nil {
 			if err := d.network.Close(); err != nil {
@@ -523,8 +507,11 @@ func (d *demo) logTails() {
 	if d.run == "" {
 		return
 	}
-	for _, name := range []string{"pod/ramjetd.log", "pod/ramjet-ingress.log"} {
-		data, err := os.ReadFile(filepath.Join(d.run, name))
+	if d.pod == nil {
+		return
+	}
+	for _, name := range []string{"ramjetd", "controller"} {
+		data, err := os.ReadFile(d.pod.LogPath(name))
 		if err != nil || len(data) == 0 {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -296,6 +297,17 @@ func (p *Pod) Log(container string) string {
 	}
 	return p.log(c)
 }
+
+// VolumeDir is the host folder that holds the pod's volume name (what the
+// containers see at its mount paths), for a caller that reads what the pod
+// wrote (a demo printing where ramjet.yaml is).
+func (p *Pod) VolumeDir(name string) string { return volumeDir(p.Dir, name) }
+
+// volumeDir is where the pod of folder dir keeps its volume name.
+func volumeDir(dir, name string) string { return filepath.Join(dir, "volumes", name) }
+
+// LogPath is the host file of the container's log.
+func (p *Pod) LogPath(container string) string { return filepath.Join(p.Dir, container+".log") }
 
 func (p *Pod) log(c *containerRun) string {
 	data, _ := os.ReadFile(c.logPath)

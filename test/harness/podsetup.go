@@ -110,7 +110,7 @@ func (p *Pod) planContainer(c *corev1.Container, field string, in *podInputs, vo
 	}
 	return &containerRun{
 		spec: c, field: field, image: Repository(c.Image),
-		logPath: filepath.Join(p.Dir, c.Name+".log"),
+		logPath: p.LogPath(c.Name),
 		exited:  make(chan struct{}),
 		init: container.Spec{
 			NetNS: p.net.path(), Root: filepath.Join(dir, "root"), Hostname: podHostname(p.obj),

@@ -67,7 +67,7 @@ func planVolumes(pod *corev1.Pod, dir string) (map[string]*podVolume, error) {
 			continue
 		}
 		vols[v.Name] = &podVolume{
-			name: v.Name, kind: kind, dir: filepath.Join(dir, "volumes", v.Name),
+			name: v.Name, kind: kind, dir: volumeDir(dir, v.Name),
 			readOnly: kind != kindEmptyDir,
 		}
 	}
