@@ -75,14 +75,14 @@ type demo struct {
 	httpPort  int
 	httpsPort int
 
-	cluster  *harness.Cluster
-	network  *harness.Network
-	backends map[string]*harness.Backend
+	cluster   *harness.Cluster
+	network   *harness.Network
+	backends  map[string]*harness.Backend
 	pod       *harness.Pod
 	balancers []*balancer
-	ca       *x509.CertPool
-	caFile   string
-	event    refusedEvent
+	ca        *x509.CertPool
+	caFile    string
+	event     refusedEvent
 }
 
 func main() {
