@@ -14,6 +14,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/proxyssl"
 	_ "github.com/ramjet-dev/ramjet/annotations/redirect"
 	_ "github.com/ramjet-dev/ramjet/annotations/rewrite"
+	_ "github.com/ramjet-dev/ramjet/annotations/satisfy"
 	_ "github.com/ramjet-dev/ramjet/annotations/serviceupstream"
 	_ "github.com/ramjet-dev/ramjet/annotations/snippets"
 	_ "github.com/ramjet-dev/ramjet/annotations/sourcerange"

@@ -37,7 +37,6 @@ func init() {
 			refused("auth-url", false, registry.RiskHigh, "External authentication (a subrequest to this URL decides): not provided; the object is not served."),
 			refused("auth-signin", false, registry.RiskHigh, "The sign-in page of external authentication: not provided; the object is not served."),
 			refused("auth-tls-", true, registry.RiskHigh, "Client certificate authentication (every auth-tls-* key): not provided; the object is not served."),
-			refused("satisfy", false, registry.RiskLow, "How access controls combine: any is not provided and the object is not served; all is what Ramjet always does (every control it serves must pass: source ranges, then basic authentication), so it is accepted."),
 			refused("enable-modsecurity", false, registry.RiskLow, "ModSecurity: not provided; the object is not served. false, which asks for nothing, is accepted."),
 			refused("enable-owasp-core-rules", false, registry.RiskLow, "ModSecurity's OWASP core rules: not provided; the object is not served. false, which asks for nothing, is accepted."),
 			{Name: "modsecurity-", Wildcard: true, Validate: registry.Any, MultiLine: true, Risk: registry.RiskCritical, Scope: registry.ScopeIngress,
@@ -88,12 +87,9 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 }
 
 // asksForNothing reports the values that ask for no control Ramjet lacks:
-// ModSecurity turned off (set to opt out of a global setting), and satisfy:
-// all, which is what Ramjet does anyway.
+// ModSecurity turned off (set to opt out of a global setting).
 func asksForNothing(key, value string) bool {
 	switch key {
-	case "satisfy":
-		return strings.TrimSpace(value) == "all"
 	case "enable-modsecurity", "enable-owasp-core-rules":
 		on, err := registry.ParseBool(value)
 		return err == nil && !on

@@ -30,6 +30,11 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 	if p.BasicAuth != nil {
 		p.BasicAuth.validate(l, path+".basic_auth")
 	}
+	switch p.Satisfy {
+	case "", SatisfyAll, SatisfyAny:
+	default:
+		l.add(path+".satisfy", "must be %q or %q, not %q", SatisfyAll, SatisfyAny, p.Satisfy)
+	}
 	if p.MaxBody != nil && *p.MaxBody < 0 {
 		l.add(path+".max_body", "must be 0 (no limit) or more")
 	}
@@ -70,7 +75,7 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 
 // empty reports whether no policy is set.
 func (p *Policies) empty() bool {
-	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.MaxBody == nil &&
+	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.Satisfy == "" && p.MaxBody == nil &&
 		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil
 }
 

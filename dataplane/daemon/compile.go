@@ -305,22 +305,27 @@ func (c *compiler) policies(path string, h exchange.Handler, p *config.Policies,
 	if limit := c.bodyLimit(p); limit > 0 {
 		h = bodylimit.Handler{Limit: limit, Next: h}
 	}
+	unchecked := h // what a client skipping basic authentication reaches
 	if p.BasicAuth != nil {
 		h = c.basicAuth(path+".basic_auth", p.BasicAuth, h)
 	}
-	if p.CORS != nil {
-		handler, err := cors.New(p.CORS, h)
-		if err != nil {
-			c.fail(path+".cors", "%v", err)
-		} else {
-			h = handler
-		}
-	}
+	h = c.cors(path, p, h)
 	if len(p.Allow) > 0 || len(p.Deny) > 0 {
-		filter, err := sourcerange.New(p.Allow, p.Deny, h)
+		permitted := h
+		anyOf := p.Satisfy == config.SatisfyAny && p.BasicAuth != nil
+		if anyOf {
+			// satisfy any: the addresses the lists permit skip basic
+			// authentication (their credentials still never reach the
+			// member); the refused ones may sign in.
+			permitted = c.cors(path, p, basicauth.StripCredentials{Next: unchecked})
+		}
+		filter, err := sourcerange.New(p.Allow, p.Deny, permitted)
 		if err != nil {
 			c.fail(path, "%v", err)
 		} else {
+			if anyOf {
+				filter.Otherwise(h)
+			}
 			h = filter
 		}
 	}
@@ -328,6 +333,19 @@ func (c *compiler) policies(path string, h exchange.Handler, p *config.Policies,
 		h = httpsredirect.Handler{Next: h}
 	}
 	return h
+}
+
+// cors wraps h in the route's CORS policy, when it has one.
+func (c *compiler) cors(path string, p *config.Policies, h exchange.Handler) exchange.Handler {
+	if p.CORS == nil {
+		return h
+	}
+	handler, err := cors.New(p.CORS, h)
+	if err != nil {
+		c.fail(path+".cors", "%v", err)
+		return h
+	}
+	return handler
 }
 
 // bodyLimit is the route's request body limit, 0 for none.

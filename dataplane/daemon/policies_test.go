@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bufio"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -215,6 +216,70 @@ tenants:
 			resp.Body.Close()
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+		})
+	}
+}
+
+// TestSatisfy: with satisfy any an address the allow list permits needs no
+// credentials and one it refuses may sign in (401 when it does not, as
+// nginx answers); with all (the default) both must pass. The member never
+// sees the Authorization header either way.
+func TestSatisfy(t *testing.T) {
+	b := policyBackend(t)
+	dir := t.TempDir()
+	config := `
+server:
+  listeners: {http: {address: "127.0.0.1:0"}}
+  admin: {socket: "{{.Dir}}/admin.sock"}
+  trusted_proxies: [127.0.0.0/8]
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /any}}
+            action: {pool: p}
+            policies: {allow: [198.51.100.0/24], basic_auth: {file: "{{.Htpasswd}}", realm: r}, satisfy: any}
+          - match: {path: {prefix: /all}}
+            action: {pool: p}
+            policies: {allow: [198.51.100.0/24], basic_auth: {file: "{{.Htpasswd}}", realm: r}}
+    pools:
+      p: {members: ["{{.Member}}"]}
+`
+	td := startDaemon(t, config, map[string]any{"Member": b.addr, "Htpasswd": htpasswd(t, dir)})
+	good := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:secret"))
+	bad := "Basic " + base64.StdEncoding.EncodeToString([]byte("alice:wrong"))
+	for _, tc := range []struct {
+		name, path, client, auth string
+		status                   int
+	}{
+		{"any: permitted address, no credentials", "/any", "198.51.100.4", "", 200},
+		{"any: permitted address, wrong credentials", "/any", "198.51.100.4", bad, 200},
+		{"any: refused address signs in", "/any", "192.0.2.1", good, 200},
+		{"any: refused address, no credentials", "/any", "192.0.2.1", "", 401},
+		{"any: refused address, wrong credentials", "/any", "192.0.2.1", bad, 401},
+		{"all: permitted address, no credentials", "/all", "198.51.100.4", "", 401},
+		{"all: permitted address signs in", "/all", "198.51.100.4", good, 200},
+		{"all: refused address signs in", "/all", "192.0.2.1", good, 403},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head := "GET " + tc.path + " HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-For: " + tc.client + "\r\nConnection: close\r\n"
+			if tc.auth != "" {
+				head += "Authorization: " + tc.auth + "\r\n"
+			}
+			resp := rawRequest(t, td.bound["http"], head+"\r\n")
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
+			}
+			if tc.status == 401 && resp.Header.Get("WWW-Authenticate") == "" {
+				t.Error("401 without WWW-Authenticate")
+			}
+			if tc.status == 200 && !strings.Contains(string(body), `auth=""`) {
+				t.Errorf("the member saw credentials: %s", body)
 			}
 		})
 	}

@@ -97,6 +97,21 @@ func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
 	}
 }
 
+// StripCredentials passes requests on without their Authorization header,
+// for the requests of a route with basic authentication that skip it (a
+// client another control let through under satisfy any): members never
+// see credentials either way.
+type StripCredentials struct {
+	// Next serves the request; it must not be nil.
+	Next exchange.Handler
+}
+
+// Serve removes the Authorization header and passes x on.
+func (s StripCredentials) Serve(w http.ResponseWriter, x *exchange.Request) {
+	x.HTTP.Header.Del("Authorization")
+	s.Next.Serve(w, x)
+}
+
 // outcome is the result of checking credentials.
 type outcome int
 

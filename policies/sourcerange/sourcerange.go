@@ -31,6 +31,9 @@ type Handler struct {
 	allow *Set // nil: everyone not denied
 	deny  *Set // nil: nobody denied
 	next  exchange.Handler
+	// otherwise serves the refused clients instead of the 403, when set
+	// (satisfy any: they may still pass another control).
+	otherwise exchange.Handler
 }
 
 // New returns a Handler for the allow and deny lists (CIDRs or single
@@ -60,13 +63,23 @@ func optionalSet(cidrs []string) (*Set, error) {
 	return NewSet(cidrs)
 }
 
-// Serve answers 403 when x.ClientIP is refused and passes x on otherwise.
+// Otherwise makes h pass the clients it refuses to refused instead of
+// answering 403: with ingress-nginx's satisfy any, an address the lists
+// refuse may still pass the other access controls, which refused holds.
+func (h *Handler) Otherwise(refused exchange.Handler) { h.otherwise = refused }
+
+// Serve passes x on when x.ClientIP is permitted; a refused client gets 403,
+// or goes to the Otherwise handler when there is one.
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
-	if !h.permits(x.ClientIP) {
-		forbidden(w, x.HTTP)
+	if h.permits(x.ClientIP) {
+		h.next.Serve(w, x)
 		return
 	}
-	h.next.Serve(w, x)
+	if h.otherwise != nil {
+		h.otherwise.Serve(w, x)
+		return
+	}
+	forbidden(w, x.HTTP)
 }
 
 // permits reports whether client may pass: not in the deny list and, when
