@@ -50,13 +50,16 @@ func New(cfg *config.ClientAuth, cas []*x509.Certificate, crls []*x509.Revocatio
 }
 
 // Handshake returns base with the settings that ask for a client
-// certificate and name the policy's authorities to the client. The
-// handshake never fails for the certificate: requests are answered by its
-// verification (Handler).
+// certificate and, but in mode optional_no_ca, name the policy's
+// authorities to the client (clients offer only certificates those
+// issued; optional_no_ca takes any). The handshake never fails for the
+// certificate: requests are answered by its verification (Handler).
 func (p *Policy) Handshake(base *tls.Config) *tls.Config {
 	cfg := base.Clone()
 	cfg.ClientAuth = tls.RequestClientCert
-	cfg.ClientCAs = p.roots
+	if p.mode != config.VerifyOptionalNoCA {
+		cfg.ClientCAs = p.roots
+	}
 	return cfg
 }
 
