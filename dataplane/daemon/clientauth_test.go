@@ -36,6 +36,7 @@ tenants:
 	clientAuthApp("noca", "noca.test", clientAuthFiles+", verify: optional_no_ca") +
 	clientAuthApp("errpage", "errpage.test", clientAuthFiles+`, error_page: "https://login.test/certificate"`) +
 	clientAuthApp("alice", "alice.test", clientAuthFiles+`, subject_regex: "CN=alice(,|$)"`) +
+	strings.Replace(clientAuthApp("redirected", "redirected.test", clientAuthFiles), "        client_auth:", "        https_redirect: true\n        client_auth:", 1) +
 	clientAuthApp("open", "open.test", "") + `
     pools:
       member: {members: ["{{.Member}}"]}
@@ -83,7 +84,7 @@ type clientAuthDaemon struct {
 func startClientAuthDaemon(t *testing.T, configTemplate string, p *clientPKI, data map[string]any) *clientAuthDaemon {
 	t.Helper()
 	dir := t.TempDir()
-	serverCert, serverKey := newCA(t, "server CA").issue(t, "on.test", "optional.test", "noca.test", "errpage.test", "alice.test", "open.test")
+	serverCert, serverKey := newCA(t, "server CA").issue(t, "on.test", "optional.test", "noca.test", "errpage.test", "alice.test", "redirected.test", "open.test")
 	writeFile(t, dir, "server.crt", serverCert)
 	writeFile(t, dir, "server.key", serverKey)
 	writeFile(t, dir, "ca.crt", p.ca.PEM())
@@ -335,6 +336,31 @@ func TestClientAuthHandshake(t *testing.T) {
 			conn.Close()
 			if asked != tt.wantAsked || namesCA != tt.wantNamesCA {
 				t.Errorf("got asked %v naming the client CA %v, want %v and %v", asked, namesCA, tt.wantAsked, tt.wantNamesCA)
+			}
+		})
+	}
+}
+
+// TestClientAuthPlainHTTP sends plain-HTTP requests, which carry no
+// certificate, to applications with client_auth: refused in mode on unless
+// the route redirects them to HTTPS, served as NONE in the optional modes.
+func TestClientAuthPlainHTTP(t *testing.T) {
+	td := startClientAuthDaemon(t, clientAuthConfig, newClientPKI(t), nil)
+	tests := []struct {
+		host       string
+		wantStatus int
+		wantBody   string
+	}{
+		{"on.test", 400, "Bad Request: No required SSL certificate was sent"},
+		{"redirected.test", 308, ""},
+		{"optional.test", 200, "verify=NONE subject= issuer= cert=no"},
+		{"errpage.test", 302, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			status, body, _ := forgedGet(t, client(), td.url("http")+"/", tt.host, false)
+			if status != tt.wantStatus || !strings.HasPrefix(body, tt.wantBody) {
+				t.Errorf("got %d %q, want %d %q...", status, body, tt.wantStatus, tt.wantBody)
 			}
 		})
 	}
