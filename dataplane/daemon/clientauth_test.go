@@ -365,3 +365,36 @@ func TestClientAuthPlainHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestClientAuthNoResumption proves that a handshake for a host with
+// client_auth never resumes a session, while one for another host does.
+func TestClientAuthNoResumption(t *testing.T) {
+	p := newClientPKI(t)
+	td := startClientAuthDaemon(t, clientAuthConfig, p, nil)
+	tests := []struct {
+		sni        string
+		wantResume bool
+	}{{"open.test", true}, {"on.test", false}}
+	for _, tt := range tests {
+		t.Run(tt.sni, func(t *testing.T) {
+			cfg := &tls.Config{ServerName: tt.sni, InsecureSkipVerify: true, ClientSessionCache: tls.NewLRUClientSessionCache(4),
+				GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &p.alice, nil }}
+			resumed := false
+			for range 2 {
+				conn, err := tls.Dial("tcp", td.bound["https"], cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// TLS 1.3 tickets arrive after the handshake: a request
+				// and its answer make sure the client has them.
+				fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", tt.sni)
+				io.ReadAll(conn)
+				resumed = conn.ConnectionState().DidResume
+				conn.Close()
+			}
+			if resumed != tt.wantResume {
+				t.Errorf("got a resumed second handshake %v, want %v", resumed, tt.wantResume)
+			}
+		})
+	}
+}

@@ -54,9 +54,14 @@ func New(cfg *config.ClientAuth, cas []*x509.Certificate, crls []*x509.Revocatio
 // authorities to the client (clients offer only certificates those
 // issued; optional_no_ca takes any). The handshake never fails for the
 // certificate: requests are answered by its verification (Handler).
+// Sessions are not resumed, so that a certificate is always asked for
+// anew: a ticket of a handshake that gave none, or gave one to another
+// host, cannot stand in for it (nginx keeps the sessions of such a server
+// apart by their session context).
 func (p *Policy) Handshake(base *tls.Config) *tls.Config {
 	cfg := base.Clone()
 	cfg.ClientAuth = tls.RequestClientCert
+	cfg.SessionTicketsDisabled = true
 	if p.mode != config.VerifyOptionalNoCA {
 		cfg.ClientCAs = p.roots
 	}
