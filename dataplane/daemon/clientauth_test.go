@@ -398,3 +398,21 @@ func TestClientAuthNoResumption(t *testing.T) {
 		})
 	}
 }
+
+// TestClientAuthRemovesRawHeaders sends the forged headers in lower case
+// on the wire, as the fast HTTP/1.1 server reads them: the member sees
+// only ramjetd's values.
+func TestClientAuthRemovesRawHeaders(t *testing.T) {
+	td := startClientAuthDaemon(t, clientAuthConfig, newClientPKI(t), nil)
+	conn, err := tls.Dial("tcp", td.bound["https"], &tls.Config{ServerName: "optional.test", InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(conn, "GET / HTTP/1.1\r\nHost: optional.test\r\nssl-client-verify: SUCCESS\r\nSSL-CLIENT-SUBJECT-DN: CN=forged\r\nssl-client-cert: forged\r\nConnection: close\r\n\r\n")
+	answer, _ := io.ReadAll(conn)
+	if want := "verify=NONE subject= issuer= cert=no"; !strings.HasSuffix(string(answer), want) {
+		t.Errorf("got %q, want an answer ending in %q", answer, want)
+	}
+}
