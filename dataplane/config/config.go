@@ -144,6 +144,10 @@ type Application struct {
 	// TLS is the certificate served for the domains. Nil serves the
 	// listener's default certificate.
 	TLS *CertificateFiles `yaml:"tls,omitempty" json:"tls,omitempty"`
+	// ClientAuth asks the clients of the domains for a certificate and
+	// verifies it (nginx's ssl_verify_client). It requires TLS. Nil asks
+	// for none.
+	ClientAuth *ClientAuth `yaml:"client_auth,omitempty" json:"client_auth,omitempty"`
 	// HTTPSRedirect answers plain-HTTP requests with a 308 to HTTPS, except
 	// on routes under /.well-known/acme-challenge/. A route may override it.
 	HTTPSRedirect bool `yaml:"https_redirect,omitempty" json:"https_redirect,omitempty"`
@@ -165,6 +169,75 @@ type CertificateFiles struct {
 	CertFile string `yaml:"cert_file" json:"cert_file"`
 	// KeyFile is the PEM private key of the leaf.
 	KeyFile string `yaml:"key_file" json:"key_file"`
+}
+
+// VerifyClient is how a client certificate is asked for and verified.
+type VerifyClient string
+
+// The modes of client certificate verification, as nginx's
+// ssl_verify_client.
+const (
+	// VerifyOn requires a certificate issued by the authorities of
+	// ca_file: without one, or with one that fails verification, the
+	// answer is 400.
+	VerifyOn VerifyClient = "on"
+	// VerifyOptional asks for a certificate and verifies the one given: a
+	// request without one is served, one with a certificate that fails
+	// verification is answered 400.
+	VerifyOptional VerifyClient = "optional"
+	// VerifyOptionalNoCA asks for a certificate and passes it on even when
+	// its issuer is unknown (ssl-client-verify says FAILED); a certificate
+	// that fails otherwise (expired, revoked) is answered 400.
+	VerifyOptionalNoCA VerifyClient = "optional_no_ca"
+)
+
+// ClientAuth is the client certificate authentication of an application
+// (ingress-nginx's auth-tls-* annotations).
+type ClientAuth struct {
+	// CAFile is the PEM bundle of the authorities that issue client
+	// certificates (ingress-nginx's ca.crt). Required.
+	CAFile string `yaml:"ca_file" json:"ca_file"`
+	// CRLFile is a PEM file of certificate revocation lists, each signed by
+	// an authority of CAFile (ca.crl). Empty checks no revocation.
+	CRLFile string `yaml:"crl_file,omitempty" json:"crl_file,omitempty"`
+	// Verify is on, optional or optional_no_ca. Empty means on.
+	Verify VerifyClient `yaml:"verify,omitempty" json:"verify,omitempty"`
+	// VerifyDepth is the most intermediate certificates allowed between
+	// the client's certificate and the authority of CAFile, as OpenSSL
+	// counts nginx's ssl_verify_depth: 0 is the default, 1; a longer
+	// chain fails verification. At most 10.
+	VerifyDepth int `yaml:"verify_depth,omitempty" json:"verify_depth,omitempty"`
+	// PassCertificate sends the client's certificate to the member in the
+	// ssl-client-cert header (URL-encoded PEM).
+	PassCertificate bool `yaml:"pass_certificate,omitempty" json:"pass_certificate,omitempty"`
+	// ErrorPage, when set, answers a missing or failed certificate with a
+	// 302 to this URL instead of 400.
+	ErrorPage string `yaml:"error_page,omitempty" json:"error_page,omitempty"`
+	// SubjectRegex, when set, is an RE2 expression searched for
+	// (unanchored, case-sensitive) in the client certificate's subject DN
+	// as RFC 2253 writes it ("CN=client,O=Example"); a request whose
+	// subject does not contain a match, or that has no certificate, is
+	// answered 403 (ingress-nginx's auth-tls-match-cn).
+	SubjectRegex string `yaml:"subject_regex,omitempty" json:"subject_regex,omitempty"`
+}
+
+// MaxVerifyDepth bounds client_auth.verify_depth.
+const MaxVerifyDepth = 10
+
+// Depth is VerifyDepth with its default.
+func (a *ClientAuth) Depth() int {
+	if a.VerifyDepth == 0 {
+		return 1
+	}
+	return a.VerifyDepth
+}
+
+// Mode is Verify with its default.
+func (a *ClientAuth) Mode() VerifyClient {
+	if a.Verify == "" {
+		return VerifyOn
+	}
+	return a.Verify
 }
 
 // Route is a match, an action and the policies applied before the action.

@@ -57,27 +57,38 @@ func CompileValueRegex(expr string) (*regexp.Regexp, error) {
 	return compileBounded(expr, valueRegex)
 }
 
+// CompileSubjectRegex compiles client_auth.subject_regex: searched for in
+// the subject DN, unanchored and case-sensitive as nginx's ~.
+func CompileSubjectRegex(expr string) (*regexp.Regexp, error) {
+	return compileBounded(expr, searchRegex)
+}
+
 // regexKind is how an expression is wrapped: as a path or as a value regex.
 type regexKind int
 
 const (
 	pathRegex regexKind = iota
 	valueRegex
+	searchRegex
 )
 
-// flags are the parse flags: a path regex is case-insensitive, as nginx's ~*.
+// flags are the parse flags: a path regex is case-insensitive, as nginx's ~*;
+// the others are case-sensitive.
 func (k regexKind) flags() syntax.Flags {
-	if k == valueRegex {
-		return syntax.Perl
+	if k == pathRegex {
+		return syntax.Perl | syntax.FoldCase
 	}
-	return syntax.Perl | syntax.FoldCase
+	return syntax.Perl
 }
 
 // wrapped anchors the parsed expression: a path regex at the start, a value
-// regex at both ends.
+// regex at both ends, a search regex nowhere.
 func (k regexKind) wrapped(tree *syntax.Regexp) string {
-	if k == valueRegex {
+	switch k {
+	case valueRegex:
 		return "^(?:" + tree.String() + ")$"
+	case searchRegex:
+		return "(?:" + tree.String() + ")"
 	}
 	return "^(?:" + tree.String() + ")"
 }

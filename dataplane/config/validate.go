@@ -290,6 +290,9 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 			l.add(path+".tls", "the catch-all application has no name to match a certificate to; set the listener's default certificate instead")
 		}
 	}
+	if app.ClientAuth != nil {
+		app.ClientAuth.validate(l, path+".client_auth", app.TLS != nil)
+	}
 	firstWithMatch := map[string]int{}
 	budget.application = 0
 	over := -1 // the route whose regexes bring the application over its budget
@@ -778,4 +781,30 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// validate checks a client_auth; hasTLS says whether its application has
+// a certificate of its own.
+func (a *ClientAuth) validate(l *errorList, path string, hasTLS bool) {
+	if !hasTLS {
+		l.add(path, "requires the application's tls: a client certificate is asked for by the name the application's certificate serves")
+	}
+	if a.CAFile == "" {
+		l.add(path+".ca_file", "is required")
+	}
+	switch a.Verify {
+	case "", VerifyOn, VerifyOptional, VerifyOptionalNoCA:
+	default:
+		l.add(path+".verify", "must be on, optional or optional_no_ca")
+	}
+	if a.VerifyDepth < 0 || a.VerifyDepth > MaxVerifyDepth {
+		l.add(path+".verify_depth", "must be 0..%d (0 means 1)", MaxVerifyDepth)
+	}
+	if a.ErrorPage != "" {
+		l.addErr(path+".error_page", ValidateHeaderValue(a.ErrorPage))
+	}
+	if a.SubjectRegex != "" {
+		_, err := CompileSubjectRegex(a.SubjectRegex)
+		l.addErr(path+".subject_regex", err)
+	}
 }

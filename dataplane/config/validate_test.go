@@ -266,6 +266,26 @@ func TestValidateRules(t *testing.T) {
 			app(c).TLS = &config.CertificateFiles{CertFile: "tls.crt", KeyFile: "tls.key"}
 		}, nil},
 
+		// application client_auth
+		{"client_auth without tls", func(c *config.Config) {
+			app(c).ClientAuth = &config.ClientAuth{CAFile: "ca.crt"}
+		}, []wantErr{{A + ".client_auth", "requires the application's tls"}}},
+		{"client_auth complete", func(c *config.Config) {
+			app(c).TLS = &config.CertificateFiles{CertFile: "tls.crt", KeyFile: "tls.key"}
+			app(c).ClientAuth = &config.ClientAuth{CAFile: "ca.crt", CRLFile: "ca.crl", Verify: config.VerifyOptionalNoCA, VerifyDepth: 10,
+				PassCertificate: true, ErrorPage: "https://login.example.com/", SubjectRegex: "CN=(alice|bob)"}
+		}, nil},
+		{"client_auth wrong values", func(c *config.Config) {
+			app(c).TLS = &config.CertificateFiles{CertFile: "tls.crt", KeyFile: "tls.key"}
+			app(c).ClientAuth = &config.ClientAuth{Verify: "off", VerifyDepth: 11, ErrorPage: "https://a\nb", SubjectRegex: "CN=(alice"}
+		}, []wantErr{
+			{A + ".client_auth.ca_file", "is required"},
+			{A + ".client_auth.verify", "must be on, optional or optional_no_ca"},
+			{A + ".client_auth.verify_depth", "must be 0..10"},
+			{A + ".client_auth.error_page", "control characters"},
+			{A + ".client_auth.subject_regex", "invalid regular expression"},
+		}},
+
 		// routes
 		{"route nil", func(c *config.Config) { app(c).Routes = append(app(c).Routes, nil) },
 			[]wantErr{{A + ".routes[1]", "is empty"}}},

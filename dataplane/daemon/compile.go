@@ -3,6 +3,7 @@ package daemon
 import (
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"fmt"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"github.com/ramjet-dev/ramjet/policies/approot"
 	"github.com/ramjet-dev/ramjet/policies/basicauth"
 	"github.com/ramjet-dev/ramjet/policies/bodylimit"
+	"github.com/ramjet-dev/ramjet/policies/clientcert"
 	"github.com/ramjet-dev/ramjet/policies/cors"
 	"github.com/ramjet-dev/ramjet/policies/headers"
 	"github.com/ramjet-dev/ramjet/policies/httpsredirect"
@@ -61,6 +63,8 @@ type route struct {
 type application struct {
 	tenant, name string
 	requests     *[6]prometheus.Counter
+	// clientAuth is the application's client_auth, nil without one.
+	clientAuth *clientcert.Policy
 }
 
 // notFoundRoute answers requests that match a domain but no route, when
@@ -212,6 +216,9 @@ func (c *compiler) buildSites() []router.Site[*route] {
 	c.eachApplication(func(path, tname, aname string, app *config.Application) {
 		tenant := c.cfg.Tenants[tname]
 		info := &application{tenant: tname, name: aname, requests: c.d.metrics.RequestCounters(tname, aname)}
+		if app.ClientAuth != nil {
+			info.clientAuth = c.clientAuth(path+".client_auth", app.ClientAuth)
+		}
 		site := router.Site[*route]{Domains: app.Domains}
 		for i, r := range app.Routes {
 			redirect := app.HTTPSRedirect
@@ -222,14 +229,43 @@ func (c *compiler) buildSites() []router.Site[*route] {
 			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
 			site.Routes = append(site.Routes, router.Route[*route]{
 				Match:    r.Match,
-				Value:    &route{handler: c.chain(rpath, &r.Action, r.Policies, host), app: info},
+				Value:    &route{handler: withClientAuth(info, redirect || underACME(r.Match.Path), c.chain(rpath, &r.Action, r.Policies, host)), app: info},
 				Captures: r.Policies != nil && r.Policies.Rewrite.UsesCaptures(),
 			})
 		}
-		site.Default = &route{handler: c.defaultHandler(path, app, tname, tenant), app: info}
+		site.Default = &route{handler: withClientAuth(info, app.HTTPSRedirect, c.defaultHandler(path, app, tname, tenant)), app: info}
 		sites = append(sites, site)
 	})
 	return sites
+}
+
+// withClientAuth puts the application's client certificate check in front
+// of a route's handlers, as nginx checks the certificate before any phase
+// of a request; plainHTTP lets plain-HTTP requests through to the route
+// (see clientcert.Handler).
+func withClientAuth(app *application, plainHTTP bool, h exchange.Handler) exchange.Handler {
+	if app.clientAuth == nil {
+		return h
+	}
+	return clientcert.Handler{Policy: app.clientAuth, PlainHTTP: plainHTTP, Next: h}
+}
+
+// clientAuth loads the files of an application's client_auth; path is the
+// field's, for errors.
+func (c *compiler) clientAuth(path string, cfg *config.ClientAuth) *clientcert.Policy {
+	cas, err := certs.LoadCACertificatesFile(cfg.CAFile)
+	if err != nil {
+		c.fail(path+".ca_file", "%v", err)
+		return nil
+	}
+	var crls []*x509.RevocationList
+	if cfg.CRLFile != "" {
+		if crls, err = certs.LoadCRLFile(cfg.CRLFile, cas); err != nil {
+			c.fail(path+".crl_file", "%v", err)
+			return nil
+		}
+	}
+	return clientcert.New(cfg, cas, crls)
 }
 
 // hostPolicies are the settings of an application that its routes apply.

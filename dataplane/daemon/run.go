@@ -21,6 +21,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/http1"
 	"github.com/ramjet-dev/ramjet/dataplane/listener"
 	"github.com/ramjet-dev/ramjet/dataplane/metrics"
+	"github.com/ramjet-dev/ramjet/dataplane/router"
 )
 
 // Start binds the admin socket, the listeners and the health listener and
@@ -175,6 +176,7 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 			NextProtos:     []string{"h2", "http/1.1"},
 			GetCertificate: d.certificateFor(name),
 		}
+		tlsConfig.GetConfigForClient = d.handshakeFor(tlsConfig)
 		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), guard)
 	}
 	handler := &entry{d: d, tls: cfg.TLS != nil, port: port, sendTimeout: guard.SendTimeout}
@@ -214,6 +216,19 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 func (d *Daemon) certificateFor(listenerName string) func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 	return func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
 		return d.current.Load().certs[listenerName].GetCertificate(hello)
+	}
+}
+
+// handshakeFor asks for a client certificate in the handshakes whose
+// server name belongs, in the serving generation, to an application with
+// client_auth; the others get base unchanged.
+func (d *Daemon) handshakeFor(base *tls.Config) func(*tls.ClientHelloInfo) (*tls.Config, error) {
+	return func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		rt, _, err := d.current.Load().table.Lookup(router.NormalizeHost(hello.ServerName), "/", nil)
+		if err != nil || rt.app.clientAuth == nil {
+			return nil, nil
+		}
+		return rt.app.clientAuth.Handshake(base), nil
 	}
 }
 
