@@ -17,6 +17,8 @@ type Policies struct {
 	CORS *CORS `yaml:"cors,omitempty" json:"cors,omitempty"`
 	// BasicAuth requires a user and password of an htpasswd file.
 	BasicAuth *BasicAuth `yaml:"basic_auth,omitempty" json:"basic_auth,omitempty"`
+	// ExternalAuth asks an HTTP service whether each request may pass.
+	ExternalAuth *ExternalAuth `yaml:"external_auth,omitempty" json:"external_auth,omitempty"`
 	// MaxBody overrides server.limits.max_request_body_bytes for the route;
 	// 0 means no limit.
 	MaxBody *ByteSize `yaml:"max_body,omitempty" json:"max_body,omitempty"`
