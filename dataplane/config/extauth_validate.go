@@ -53,7 +53,7 @@ func (e *ExternalAuth) validate(l *errorList, path string, loopback bool) {
 		e.Keepalive.validate(l, path+".keepalive")
 	}
 	if e.TLS != nil {
-		e.TLS.validate(l, path+".tls", u != nil && u.Scheme == "https")
+		e.TLS.validate(l, path+".tls", u)
 	}
 }
 
@@ -166,8 +166,10 @@ func (k *AuthKeepalive) validate(l *errorList, path string) {
 	}
 }
 
-func (t *AuthTLS) validate(l *errorList, path string, https bool) {
-	if !https {
+// validate checks the TLS settings of the service at u, nil when the URL
+// is invalid (and its error said so).
+func (t *AuthTLS) validate(l *errorList, path string, u *url.URL) {
+	if u != nil && u.Scheme != "https" {
 		l.add(path, "only applies to an https url")
 	}
 	if name := t.ServerName; name != "" && net.ParseIP(name) == nil {
