@@ -147,3 +147,31 @@ func TestCacheBound(t *testing.T) {
 		t.Errorf("cache holds %d entries, want %d", got, want)
 	}
 }
+
+// TestCacheConcurrent runs requests of a few keys at once (under -race, the
+// test of the cache's locking): every answer is the service's, and the
+// service is asked at most once per key and racing request.
+func TestCacheConcurrent(t *testing.T) {
+	const workers, perWorker, keys = 8, 50, 4
+	h, svc, _ := cachedHandler(t, 200, &config.AuthCache{Key: []string{"header:Authorization"}})
+	var wg sync.WaitGroup
+	codes := make(chan int, workers*perWorker)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				token := strconv.Itoa((w + i) % keys)
+				codes <- serve(h, newExchange(http.MethodGet, "/", http.Header{"Authorization": {token}})).Code
+			}
+		})
+	}
+	wg.Wait()
+	close(codes)
+	for code := range codes {
+		if code != 200 {
+			t.Fatalf("status = %d, want 200", code)
+		}
+	}
+	if got := svc.calls.Load(); got < keys || got > keys*workers {
+		t.Errorf("service calls = %d, want %d..%d", got, keys, keys*workers)
+	}
+}

@@ -290,3 +290,20 @@ func TestTLSWithCA(t *testing.T) {
 		t.Errorf("status = %d, member calls = %d; want 200 and 1", w.Code, m.calls.Load())
 	}
 }
+
+func TestCloseDropsIdleConnections(t *testing.T) {
+	svc := startAuth(t, handle(status(200)))
+	h, _, _ := newHandler(t, &config.ExternalAuth{URL: svc.URL, Keepalive: &config.AuthKeepalive{Connections: 4}})
+	serve(h, newExchange(http.MethodGet, "/", nil))
+	serve(h, newExchange(http.MethodGet, "/", nil))
+	if got := svc.connections(); got != 1 {
+		t.Fatalf("connections before Close = %d, want 1", got)
+	}
+	h.Close()
+	if w := serve(h, newExchange(http.MethodGet, "/", nil)); w.Code != 200 {
+		t.Fatalf("status after Close = %d, want 200", w.Code)
+	}
+	if got := svc.connections(); got != 2 {
+		t.Errorf("connections after Close = %d, want 2 (a new one)", got)
+	}
+}

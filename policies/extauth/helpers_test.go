@@ -67,12 +67,15 @@ func (s *authService) connections() int {
 // answers 200.
 type member struct {
 	calls  atomic.Int64
-	header http.Header
+	mu     sync.Mutex
+	header http.Header // of the last request
 }
 
 func (m *member) Serve(w http.ResponseWriter, x *exchange.Request) {
 	m.calls.Add(1)
+	m.mu.Lock()
 	m.header = x.HTTP.Header.Clone()
+	m.mu.Unlock()
 	io.WriteString(w, "member")
 }
 
