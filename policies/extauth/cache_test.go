@@ -1,11 +1,15 @@
 package extauth
 
 import (
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 )
@@ -173,5 +177,45 @@ func TestCacheConcurrent(t *testing.T) {
 	}
 	if got := svc.calls.Load(); got < keys || got > keys*workers {
 		t.Errorf("service calls = %d, want %d..%d", got, keys, keys*workers)
+	}
+}
+
+func TestCounters(t *testing.T) {
+	svc := startAuth(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.Header.Get("Authorization") {
+		case "good":
+		case "forbidden":
+			w.WriteHeader(http.StatusForbidden)
+		case "broken":
+			w.WriteHeader(http.StatusBadGateway)
+		default:
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	})
+	var counters [2][4]prometheus.Counter
+	for i := range counters {
+		for j := range counters[i] {
+			counters[i][j] = prometheus.NewCounter(prometheus.CounterOpts{Name: "c"})
+		}
+	}
+	m := &member{}
+	h, err := New(&config.ExternalAuth{URL: svc.URL, Cache: &config.AuthCache{Key: []string{"header:Authorization"}}},
+		Options{AllowLoopback: true, Counters: &counters, Log: newLogger(io.Discard)}, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, token := range []string{"good", "good", "none", "none", "forbidden", "forbidden", "broken"} {
+		serve(h, newExchange(http.MethodGet, "/", http.Header{"Authorization": {token}}))
+	}
+	// 403 is not cached by default, nor is a failure.
+	want := [2][4]float64{{1, 1, 2, 1}, {1, 1, 0, 0}}
+	var got [2][4]float64
+	for i := range counters {
+		for j := range counters[i] {
+			got[i][j] = testutil.ToFloat64(counters[i][j])
+		}
+	}
+	if got != want {
+		t.Errorf("counters [service, cache][allowed, unauthorized, forbidden, failed] = %v, want %v", got, want)
 	}
 }

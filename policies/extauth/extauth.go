@@ -30,6 +30,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/dataplane/exchange"
 	"github.com/ramjet-dev/ramjet/dataplane/proxy"
@@ -42,6 +44,10 @@ type Options struct {
 	AllowLoopback bool
 	// Log receives a line for each subrequest that failed.
 	Log *slog.Logger
+	// Counters count outcomes, [source][outcome]: source 0 the service, 1
+	// the cache; outcome 0 allowed, 1 unauthorized, 2 forbidden, 3 failed
+	// (metrics.Metrics.ExternalAuth). Nil counts nothing.
+	Counters *[2][4]prometheus.Counter
 }
 
 // Handler judges each request by the service's answer before passing it to
@@ -58,6 +64,7 @@ type Handler struct {
 	timeout         time.Duration // bounds the whole subrequest
 	client          *client
 	cache           *Cache
+	counters        *[2][4]prometheus.Counter
 	log             *slog.Logger
 	next            exchange.Handler
 }
@@ -77,7 +84,7 @@ func New(cfg *config.ExternalAuth, opts Options, next exchange.Handler) (*Handle
 	h := &Handler{
 		url: u, method: cfg.Method, sendOriginalURI: cfg.Method != "", requestRedirect: cfg.RequestRedirect,
 		setHeaders: http.Header{}, signin: newSignin(cfg.SigninURL, cfg.SigninRedirectParam),
-		alwaysCookie: cfg.AlwaysSetCookie, timeout: connect + response, client: c, log: opts.Log, next: next,
+		alwaysCookie: cfg.AlwaysSetCookie, timeout: connect + response, client: c, counters: opts.Counters, log: opts.Log, next: next,
 	}
 	if h.method == "" {
 		h.method = http.MethodGet
@@ -127,14 +134,38 @@ func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
 func (h *Handler) judge(x *exchange.Request) *outcome {
 	proxy.EnsureRequestID(x.HTTP.Header)
 	if h.cache == nil {
-		return h.ask(x)
+		return h.count(fromService, h.ask(x))
 	}
 	k := h.cache.key(x)
 	if o, ok := h.cache.get(k); ok {
-		return o
+		return h.count(fromCache, o)
 	}
 	o := h.ask(x)
 	h.cache.put(k, o)
+	return h.count(fromService, o)
+}
+
+// The sources of an outcome, indexes of Options.Counters.
+const (
+	fromService = 0
+	fromCache   = 1
+)
+
+// count counts o from source and returns it.
+func (h *Handler) count(source int, o *outcome) *outcome {
+	if h.counters == nil {
+		return o
+	}
+	i := 3
+	switch o.status {
+	case http.StatusOK:
+		i = 0
+	case http.StatusUnauthorized:
+		i = 1
+	case http.StatusForbidden:
+		i = 2
+	}
+	h.counters[source][i].Inc()
 	return o
 }
 
