@@ -101,7 +101,12 @@ func (e *ExternalAuth) validateHeaders(l *errorList, path string) {
 		l.addErr(p, ValidateHeaderValue(e.ProxySetHeaders[name]))
 	}
 	for i, name := range e.ResponseHeaders {
-		l.addErr(fmt.Sprintf("%s.response_headers[%d]", path, i), checkAuthHeaderName(name))
+		p := fmt.Sprintf("%s.response_headers[%d]", path, i)
+		if err := checkAuthHeaderName(name); err != nil {
+			l.addErr(p, err)
+		} else if strings.Contains(name, "_") {
+			l.add(p, "%s cannot be copied: headers with '_' are not forwarded to members (as in ingress-nginx)", name)
+		}
 	}
 }
 

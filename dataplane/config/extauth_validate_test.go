@@ -50,6 +50,8 @@ func TestValidateExternalAuth(t *testing.T) {
 			[]wantErr{{E + ".response_headers[1]", ""}}},
 		{"response_headers Content-Length", func(e *config.ExternalAuth) { e.ResponseHeaders = []string{"Content-Length"} }, false,
 			[]wantErr{{E + ".response_headers[0]", "decides the framing"}}},
+		{"response_headers with _", func(e *config.ExternalAuth) { e.ResponseHeaders = []string{"X_User"} }, false,
+			[]wantErr{{E + ".response_headers[0]", "headers with '_' are not forwarded"}}},
 		{"signin_url not a URL", func(e *config.ExternalAuth) { e.SigninURL = "login" }, false, []wantErr{{E + ".signin_url", "must be an http or https URL"}}},
 		{"signin_redirect_param", func(e *config.ExternalAuth) { e.SigninRedirectParam = "a&b" }, false, []wantErr{{E + ".signin_redirect_param", "is not a query parameter name"}}},
 		{"timeouts", func(e *config.ExternalAuth) {
