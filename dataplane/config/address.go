@@ -105,7 +105,13 @@ func checkMemberHost(addr string, loopback bool) error {
 	if err != nil {
 		return nil
 	}
-	err = CheckMemberIP(ip)
+	return CheckMemberIPLoopback(ip, loopback)
+}
+
+// CheckMemberIPLoopback is CheckMemberIP allowing loopback addresses when
+// loopback is true (server.admin.allow_loopback_members).
+func CheckMemberIPLoopback(ip netip.Addr, loopback bool) error {
+	err := CheckMemberIP(ip)
 	var refused *AddressError
 	if loopback && errors.As(err, &refused) && refused.Kind == Loopback {
 		return nil

@@ -17,13 +17,17 @@ type Policies struct {
 	CORS *CORS `yaml:"cors,omitempty" json:"cors,omitempty"`
 	// BasicAuth requires a user and password of an htpasswd file.
 	BasicAuth *BasicAuth `yaml:"basic_auth,omitempty" json:"basic_auth,omitempty"`
-	// Satisfy says how Allow/Deny and BasicAuth combine, as nginx's
-	// satisfy: SatisfyAll (the zero value "" means the same) needs both to
-	// pass; SatisfyAny lets a client through when either does: an address
-	// the lists permit needs no credentials, and one they refuse may still
-	// sign in (its failure answers 401, as nginx's, not 403). With one of
-	// the two alone there is nothing to combine.
+	// Satisfy says how Allow/Deny and the authentication (BasicAuth or
+	// ExternalAuth) combine, as nginx's satisfy: SatisfyAll (the zero
+	// value "" means the same) needs both to pass; SatisfyAny lets a client
+	// through when either does: an address the lists permit needs no
+	// credentials, and one they refuse may still authenticate (a basic
+	// authentication failure answers 401, as nginx's, not 403). With one of
+	// the two alone there is nothing to combine; any with both BasicAuth
+	// and ExternalAuth is refused.
 	Satisfy string `yaml:"satisfy,omitempty" json:"satisfy,omitempty"`
+	// ExternalAuth asks an HTTP service whether each request may pass.
+	ExternalAuth *ExternalAuth `yaml:"external_auth,omitempty" json:"external_auth,omitempty"`
 	// MaxBody overrides server.limits.max_request_body_bytes for the route;
 	// 0 means no limit.
 	MaxBody *ByteSize `yaml:"max_body,omitempty" json:"max_body,omitempty"`

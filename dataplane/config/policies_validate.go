@@ -16,8 +16,9 @@ const (
 )
 
 // validate checks the policies of a route with action a; regex is the
-// route's compiled path regex, nil for other routes.
-func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.Regexp) {
+// route's compiled path regex, nil for other routes; loopback is
+// server.admin.allow_loopback_members.
+func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.Regexp, loopback bool) {
 	if p == nil {
 		return
 	}
@@ -31,9 +32,16 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 		p.BasicAuth.validate(l, path+".basic_auth")
 	}
 	switch p.Satisfy {
-	case "", SatisfyAll, SatisfyAny:
+	case "", SatisfyAll:
+	case SatisfyAny:
+		if p.BasicAuth != nil && p.ExternalAuth != nil {
+			l.add(path+".satisfy", "any with both basic_auth and external_auth is not provided: a client refused by allow/deny would need to pass both")
+		}
 	default:
 		l.add(path+".satisfy", "must be %q or %q, not %q", SatisfyAll, SatisfyAny, p.Satisfy)
+	}
+	if p.ExternalAuth != nil {
+		p.ExternalAuth.validate(l, path+".external_auth", loopback)
 	}
 	if p.MaxBody != nil && *p.MaxBody < 0 {
 		l.add(path+".max_body", "must be 0 (no limit) or more")
@@ -75,7 +83,7 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 
 // empty reports whether no policy is set.
 func (p *Policies) empty() bool {
-	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.Satisfy == "" && p.MaxBody == nil &&
+	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.Satisfy == "" && p.MaxBody == nil &&
 		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil
 }
 

@@ -250,7 +250,7 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, loopba
 	}
 	if t.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &t.DefaultRoute.Action)
-		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", &t.DefaultRoute.Action, nil)
+		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", &t.DefaultRoute.Action, nil, loopback)
 	}
 	for _, aname := range sortedKeys(t.Applications) {
 		apath := path + ".applications." + aname
@@ -260,11 +260,11 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, loopba
 			l.add(apath, "is empty")
 			continue
 		}
-		t.validateApplication(l, apath, app, budget)
+		t.validateApplication(l, apath, app, budget, loopback)
 	}
 }
 
-func (t *Tenant) validateApplication(l *errorList, path string, app *Application, budget *regexBudget) {
+func (t *Tenant) validateApplication(l *errorList, path string, app *Application, budget *regexBudget, loopback bool) {
 	if len(app.Domains) == 0 {
 		l.add(path+".domains", "at least one domain is required")
 	}
@@ -317,14 +317,14 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 		if r.Match.Path.Regex != "" {
 			regex, _ = CompilePathRegex(r.Match.Path.Regex)
 		}
-		r.Policies.validate(l, rpath+".policies", &r.Action, regex)
+		r.Policies.validate(l, rpath+".policies", &r.Action, regex, loopback)
 		if len(r.Name) > MaxValueLength || strings.ContainsAny(r.Name, "\r\n\x00") {
 			l.add(rpath+".name", "must be at most %d bytes without control characters", MaxValueLength)
 		}
 	}
 	if app.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
-		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil)
+		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil, loopback)
 	}
 	if over >= 0 {
 		l.add(fmt.Sprintf("%s.routes[%d].match", path, over), "with %s, the regexes of this application compile to more than the %d instructions one request may run "+

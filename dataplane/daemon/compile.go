@@ -25,6 +25,7 @@ import (
 	"github.com/ramjet-dev/ramjet/policies/bodylimit"
 	"github.com/ramjet-dev/ramjet/policies/clientcert"
 	"github.com/ramjet-dev/ramjet/policies/cors"
+	"github.com/ramjet-dev/ramjet/policies/extauth"
 	"github.com/ramjet-dev/ramjet/policies/headers"
 	"github.com/ramjet-dev/ramjet/policies/httpsredirect"
 	"github.com/ramjet-dev/ramjet/policies/redirect"
@@ -50,6 +51,9 @@ type generation struct {
 	variants []*upstream.Transport
 	// authFiles are the digests of the htpasswd files in use.
 	authFiles [][32]byte
+	// externalAuth are the external authentication policies, closed when
+	// a reload replaces them.
+	externalAuth []*extauth.Handler
 }
 
 // route is what a lookup finds: the compiled handler chain and the
@@ -81,6 +85,7 @@ type compiler struct {
 	stores    map[string]*certs.Store
 	variants  []*upstream.Transport
 	authFiles [][32]byte
+	extAuth   []*extauth.Handler
 }
 
 // compile validates cfg and builds the generation that serves it. Files
@@ -115,6 +120,8 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 		bodyTimeout: cfg.Server.Limits.ReadBodyTimeout.Or(config.DefaultReadBodyTimeout),
 		variants:    c.variants,
 		authFiles:   c.authFiles,
+
+		externalAuth: c.extAuth,
 	}, nil
 }
 
@@ -307,6 +314,7 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 //	→ allow/deny source ranges (403)
 //	→ CORS (a preflight is answered 204 here, before authentication)
 //	→ basic auth (401)
+//	→ external authentication (401, 403, 302 to sign in, 500)
 //	→ request body limit (413)
 //	→ rewrite (path, Host)
 //	→ header changes (request now, response when it is written)
@@ -341,19 +349,26 @@ func (c *compiler) policies(path string, h exchange.Handler, p *config.Policies,
 	if limit := c.bodyLimit(p); limit > 0 {
 		h = bodylimit.Handler{Limit: limit, Next: h}
 	}
-	unchecked := h // what a client skipping basic authentication reaches
+	unchecked := h // what a client that allow/deny let through reaches under satisfy any
+	if p.ExternalAuth != nil {
+		h = c.externalAuth(path+".external_auth", p.ExternalAuth, h)
+	}
 	if p.BasicAuth != nil {
 		h = c.basicAuth(path+".basic_auth", p.BasicAuth, h)
 	}
 	h = c.cors(path, p, h)
 	if len(p.Allow) > 0 || len(p.Deny) > 0 {
 		permitted := h
-		anyOf := p.Satisfy == config.SatisfyAny && p.BasicAuth != nil
+		anyOf := p.Satisfy == config.SatisfyAny && (p.BasicAuth != nil || p.ExternalAuth != nil)
 		if anyOf {
-			// satisfy any: the addresses the lists permit skip basic
-			// authentication (their credentials still never reach the
-			// member); the refused ones may sign in.
-			permitted = c.cors(path, p, basicauth.StripCredentials{Next: unchecked})
+			// satisfy any: the addresses the lists permit skip the
+			// authentication (basic credentials still never reach the
+			// member); the refused ones may authenticate.
+			skip := unchecked
+			if p.BasicAuth != nil {
+				skip = basicauth.StripCredentials{Next: unchecked}
+			}
+			permitted = c.cors(path, p, skip)
 		}
 		filter, err := sourcerange.New(p.Allow, p.Deny, permitted)
 		if err != nil {
@@ -408,6 +423,20 @@ func (c *compiler) basicAuth(path string, cfg *config.BasicAuth, next exchange.H
 	}
 	c.authFiles = append(c.authFiles, digest)
 	return basicauth.New(file, cfg.Realm, cache, c.d.authLimiter, next)
+}
+
+// externalAuth builds the client to the authentication service, with the
+// address rule of members (loopback as server.admin.allow_loopback_members
+// allows).
+func (c *compiler) externalAuth(path string, cfg *config.ExternalAuth, next exchange.Handler) exchange.Handler {
+	opts := extauth.Options{AllowLoopback: c.cfg.Server.Admin.AllowLoopbackMembers, Log: c.d.log, Counters: c.d.metrics.ExternalAuth}
+	h, err := extauth.New(cfg, opts, next)
+	if err != nil {
+		c.fail(path, "%v", err)
+		return next
+	}
+	c.extAuth = append(c.extAuth, h)
+	return h
 }
 
 // authCacheSize bounds the verified credentials remembered per htpasswd

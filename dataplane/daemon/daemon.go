@@ -216,6 +216,11 @@ func (d *Daemon) swap(gen *generation) uint64 {
 	}
 	d.current.Store(gen)
 	d.state.Commit(gen.pools, gen.variants)
+	if old != nil {
+		for _, h := range old.externalAuth {
+			h.Close()
+		}
+	}
 	d.keepAuthCaches(gen.authFiles)
 	d.metrics.Forget(applicationsOf(configOf(old)), applicationsOf(gen.config), poolsOf(configOf(old)), poolsOf(gen.config))
 	d.metrics.Reloads.Inc()

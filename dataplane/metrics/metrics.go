@@ -16,6 +16,13 @@ import (
 // by status/100 (0 for anything out of range).
 var StatusClasses = [6]string{"other", "1xx", "2xx", "3xx", "4xx", "5xx"}
 
+// ExternalAuthSources and ExternalAuthOutcomes are the label values of
+// ramjet_external_auth_total, in the order of Metrics.ExternalAuth.
+var (
+	ExternalAuthSources  = [2]string{"service", "cache"}
+	ExternalAuthOutcomes = [4]string{"allowed", "unauthorized", "forbidden", "failed"}
+)
+
 // Metrics holds every metric of ramjetd.
 type Metrics struct {
 	Registry *prometheus.Registry
@@ -39,6 +46,10 @@ type Metrics struct {
 	// LingeringCloses counts lingering closes by how they ended (the
 	// label values of listener.LingerEnd).
 	LingeringCloses *prometheus.CounterVec
+	// ExternalAuth counts the outcomes of external authentication, by
+	// source, indexed like ExternalAuthSources and ExternalAuthOutcomes;
+	// every series exists from the start.
+	ExternalAuth *[2][4]prometheus.Counter
 
 	// appCounters caches RequestCounters by tenant and application, so
 	// that a reload of thousands of applications does not look up six
@@ -96,9 +107,19 @@ func New() *Metrics {
 		}, []string{"end"}),
 		appCounters: map[[2]string]*[6]prometheus.Counter{},
 	}
+	externalAuth := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ramjet_external_auth_total",
+		Help: "Requests judged by external authentication, by outcome (allowed, unauthorized, forbidden, failed: the service could not judge and the client got 500) and source (service, cache).",
+	}, []string{"source", "outcome"})
+	m.ExternalAuth = new([2][4]prometheus.Counter)
+	for i, source := range ExternalAuthSources {
+		for j, outcome := range ExternalAuthOutcomes {
+			m.ExternalAuth[i][j] = externalAuth.WithLabelValues(source, outcome)
+		}
+	}
 	m.Registry.MustRegister(
 		m.requests, m.upstreamLatency, m.InFlight, m.Reloads, m.ReloadFailures,
-		m.Generation, m.LastReload, m.MemberUpdates, m.SendTimeouts, m.LingeringCloses,
+		m.Generation, m.LastReload, m.MemberUpdates, m.SendTimeouts, m.LingeringCloses, externalAuth,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m

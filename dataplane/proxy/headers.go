@@ -262,3 +262,30 @@ func copyTrailers(dst, trailer http.Header, announced int) {
 		dst[prefix+k] = vv
 	}
 }
+
+// CopyForwardable copies into dst the request headers of x that ramjetd
+// forwards to a member: not the hop-by-hop headers nor those Connection
+// names, not Content-Length, the unforwardable names or, from a peer that
+// is not a trusted proxy, the forwarding headers. It then sets the
+// forwarding headers (X-Forwarded-For, -Host, -Port, -Proto, X-Real-IP,
+// X-Scheme) as for a member. Value slices are shared with x, which is not
+// changed. External authentication builds its subrequests with it.
+func CopyForwardable(dst http.Header, x *exchange.Request) {
+	src := x.HTTP.Header
+	for name, values := range src {
+		if isHopHeader(name) || isUnforwardable(name) || name == "Content-Length" ||
+			!x.PeerTrusted && isForwardingHeader(name) || headerHasToken(src, "Connection", name) {
+			continue
+		}
+		dst[name] = values
+	}
+	setForwardingHeaders(x, dst, &valueSlab{make([]string, 0, 6)})
+}
+
+// EnsureRequestID gives the request headers h an X-Request-Id when they
+// have none, the one the member then receives too.
+func EnsureRequestID(h http.Header) {
+	if _, ok := h["X-Request-Id"]; !ok {
+		h["X-Request-Id"] = []string{newRequestID()}
+	}
+}

@@ -1,0 +1,186 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// authCacheKeyParts are the request attributes an external authentication
+// cache key may hold, besides header:<Name> and cookie:<name>.
+var authCacheKeyParts = map[string]bool{
+	"method": true, "scheme": true, "host": true, "uri": true, "path": true, "client_ip": true,
+}
+
+// queryParamRE is a query parameter name the sign-in redirect may use.
+var queryParamRE = regexp.MustCompile(`^[A-Za-z0-9_.~-]{1,64}$`)
+
+// validate checks external authentication; loopback is
+// server.admin.allow_loopback_members, which lets the URL be a loopback
+// address.
+func (e *ExternalAuth) validate(l *errorList, path string, loopback bool) {
+	u, err := validateAuthURL(e.URL, loopback)
+	l.addErr(path+".url", err)
+	if e.Method != "" && ValidateHeaderName(e.Method) != nil {
+		l.add(path+".method", "%q is not a method", e.Method)
+	}
+	l.addErr(path+".request_redirect", ValidateHeaderValue(e.RequestRedirect))
+	e.validateHeaders(l, path)
+	if e.SigninURL != "" {
+		if _, err := validateAuthURL(e.SigninURL, true); err != nil {
+			l.add(path+".signin_url", "%v", err)
+		}
+	}
+	if p := e.SigninRedirectParam; p != "" && !queryParamRE.MatchString(p) {
+		l.add(path+".signin_redirect_param", "%q is not a query parameter name (letters, digits, _.~-, at most 64)", p)
+	}
+	if t := e.Timeouts; t != nil {
+		if t.Connect.Std() > MaxRouteConnectTimeout {
+			l.add(path+".timeouts.connect", "must be at most %s", Duration(MaxRouteConnectTimeout))
+		}
+		if t.Response.Std() > MaxRouteResponseTimeout {
+			l.add(path+".timeouts.response", "must be at most %s", Duration(MaxRouteResponseTimeout))
+		}
+	}
+	if e.Cache != nil {
+		e.Cache.validate(l, path+".cache")
+	}
+	if e.Keepalive != nil {
+		e.Keepalive.validate(l, path+".keepalive")
+	}
+	if e.TLS != nil {
+		e.TLS.validate(l, path+".tls", u)
+	}
+}
+
+// validateAuthURL checks an absolute http or https URL whose host is a DNS
+// name or an IP address that passes the address rule (loopback allowed
+// when loopback is true). It returns the parsed URL.
+func validateAuthURL(raw string, loopback bool) (*url.URL, error) {
+	if raw == "" {
+		return nil, fmt.Errorf("is required")
+	}
+	if err := ValidateHeaderValue(raw); err != nil || strings.ContainsAny(raw, " \t") {
+		return nil, fmt.Errorf("%q must not hold control characters or whitespace", raw)
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%q is not a URL: %w", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%q must be an http or https URL", raw)
+	case u.User != nil:
+		return nil, fmt.Errorf("%q must not hold a user or password", raw)
+	case u.Fragment != "":
+		return nil, fmt.Errorf("%q must not hold a fragment", raw)
+	case !validHostPort(u.Host):
+		return nil, fmt.Errorf("%q: the host must be a DNS name or an IP address, with an optional port 1..65535", raw)
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
+		if err := CheckMemberIPLoopback(ip, loopback); err != nil {
+			return nil, fmt.Errorf("%q: %w", raw, err)
+		}
+	}
+	return u, nil
+}
+
+// validateHeaders checks proxy_set_headers and response_headers: neither
+// may touch the framing, hop-by-hop headers or what ramjetd sets from what
+// it knows of the client.
+func (e *ExternalAuth) validateHeaders(l *errorList, path string) {
+	if len(e.ProxySetHeaders) > MaxAuthProxySetHeaders {
+		l.add(path+".proxy_set_headers", "at most %d headers, got %d", MaxAuthProxySetHeaders, len(e.ProxySetHeaders))
+	}
+	for _, name := range sortedKeys(e.ProxySetHeaders) {
+		p := path + ".proxy_set_headers." + name
+		l.addErr(p, checkAuthHeaderName(name))
+		l.addErr(p, ValidateHeaderValue(e.ProxySetHeaders[name]))
+	}
+	for i, name := range e.ResponseHeaders {
+		p := fmt.Sprintf("%s.response_headers[%d]", path, i)
+		if err := checkAuthHeaderName(name); err != nil {
+			l.addErr(p, err)
+		} else if strings.Contains(name, "_") {
+			l.add(p, "%s cannot be copied: headers with '_' are not forwarded to members (as in ingress-nginx)", name)
+		}
+	}
+}
+
+func checkAuthHeaderName(name string) error {
+	lower := strings.ToLower(name)
+	switch err := ValidateHeaderName(name); {
+	case err != nil:
+		return err
+	case unchangeableHeaders[lower]:
+		return fmt.Errorf("%s cannot be set: it is hop-by-hop or decides the framing", name)
+	case proxySetHeaders[lower]:
+		return fmt.Errorf("%s cannot be set: ramjetd sets it from what it knows of the client", name)
+	}
+	return nil
+}
+
+func (c *AuthCache) validate(l *errorList, path string) {
+	switch n := len(c.Key); {
+	case n == 0:
+		l.add(path+".key", "is required: name the request attributes an outcome holds for")
+	case n > MaxAuthCacheKeyParts:
+		l.add(path+".key", "at most %d parts, got %d", MaxAuthCacheKeyParts, n)
+	}
+	for i, part := range c.Key {
+		l.addErr(fmt.Sprintf("%s.key[%d]", path, i), checkAuthCacheKeyPart(part))
+	}
+	for _, d := range []struct {
+		field string
+		value Duration
+	}{{"allowed", c.Allowed}, {"unauthorized", c.Unauthorized}, {"forbidden", c.Forbidden}} {
+		if d.value < 0 || d.value.Std() > MaxAuthCacheDuration {
+			l.add(path+"."+d.field, "must be 0..%s", Duration(MaxAuthCacheDuration))
+		}
+	}
+	if c.MaxEntries < 0 || c.MaxEntries > MaxAuthCacheEntries {
+		l.add(path+".max_entries", "must be 0..%d", MaxAuthCacheEntries)
+	}
+}
+
+func checkAuthCacheKeyPart(part string) error {
+	if authCacheKeyParts[part] {
+		return nil
+	}
+	if name, ok := strings.CutPrefix(part, "header:"); ok && ValidateHeaderName(name) == nil {
+		return nil
+	}
+	if name, ok := strings.CutPrefix(part, "cookie:"); ok && name != "" && ValidateHeaderName(name) == nil {
+		return nil
+	}
+	return fmt.Errorf("%q is not a key part: write method, scheme, host, uri, path, client_ip, header:<Name> or cookie:<name>", part)
+}
+
+func (k *AuthKeepalive) validate(l *errorList, path string) {
+	if k.Connections < 0 || k.Connections > MaxAuthKeepaliveConns {
+		l.add(path+".connections", "must be 0..%d", MaxAuthKeepaliveConns)
+	}
+	if k.Requests < 0 {
+		l.add(path+".requests", "must be 0 (1000) or more")
+	}
+	if d := k.IdleTimeout.Std(); d < 0 || d > time.Hour {
+		l.add(path+".idle_timeout", "must be 0..1h")
+	}
+}
+
+// validate checks the TLS settings of the service at u, nil when the URL
+// is invalid (and its error said so).
+func (t *AuthTLS) validate(l *errorList, path string, u *url.URL) {
+	if u != nil && u.Scheme != "https" {
+		l.add(path, "only applies to an https url")
+	}
+	if name := t.ServerName; name != "" && net.ParseIP(name) == nil {
+		l.addErr(path+".server_name", ValidateDomain(name))
+	}
+	if t.InsecureSkipVerify && t.CAFile != "" {
+		l.add(path+".ca_file", "is not used with insecure_skip_verify, which accepts any certificate; leave one of them out")
+	}
+}

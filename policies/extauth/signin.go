@@ -1,0 +1,66 @@
+package extauth
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/dataplane/exchange"
+)
+
+// signin turns a 401 into a redirect to a sign-in page, as ingress-nginx's
+// auth-signin: the page's URL gets
+// "<param>=<scheme>://<host><escaped request URI>" appended (after "?", or
+// "&" when it has a query already), unless its query has the parameter
+// already, in which case it is used as it is.
+type signin struct {
+	prefix string // the URL up to the original URL's value; "" when the URL is used as it is
+	url    string
+}
+
+func newSignin(raw, param string) *signin {
+	if raw == "" {
+		return nil
+	}
+	if param == "" {
+		param = config.DefaultAuthSigninParam
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	q := u.Query()
+	switch {
+	case q.Get(param) != "":
+		return &signin{url: raw}
+	case len(q) == 0:
+		return &signin{prefix: raw + "?" + param + "=", url: raw}
+	}
+	return &signin{prefix: raw + "&" + param + "=", url: raw}
+}
+
+// location is the redirect's target for x.
+func (s *signin) location(x *exchange.Request) string {
+	if s.prefix == "" {
+		return s.url
+	}
+	return s.prefix + x.Scheme + "://" + x.HTTP.Host + escapeURIComponent(requestURI(x.HTTP))
+}
+
+// escapeURIComponent escapes every byte but letters, digits and "-._~", as
+// nginx's set_escape_uri, which ingress-nginx uses for the request URI.
+func escapeURIComponent(s string) string {
+	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
+}
+
+// redirect answers 302 to the sign-in page, with the service's Set-Cookie
+// (ingress-nginx adds it to the redirect).
+func (s *signin) redirect(w http.ResponseWriter, x *exchange.Request, o *outcome) {
+	hd := w.Header()
+	if len(o.cookies) > 0 {
+		hd["Set-Cookie"] = o.cookies
+	}
+	hd.Set("Location", s.location(x))
+	answer(w, x.HTTP, http.StatusFound, "Found: sign in first\n")
+}
