@@ -111,6 +111,13 @@ func TestValidatePolicies(t *testing.T) {
 		{"cors max_age over a year", func(c *config.Config) {
 			policies(c).CORS = &config.CORS{MaxAge: config.Duration(400 * 24 * time.Hour)}
 		}, []wantErr{{P + ".cors.max_age", "must be at most"}}},
+		{"satisfy not a value", func(c *config.Config) { policies(c).Satisfy = "Any" },
+			[]wantErr{{P + ".satisfy", `must be "all" or "any", not "Any"`}}},
+		{"satisfy any with basic and external authentication", func(c *config.Config) {
+			policies(c).Satisfy = config.SatisfyAny
+			policies(c).BasicAuth = &config.BasicAuth{File: "/etc/ramjet/htpasswd"}
+			policies(c).ExternalAuth = &config.ExternalAuth{URL: "http://auth.example.com/check"}
+		}, []wantErr{{P + ".satisfy", "any with both basic_auth and external_auth is not provided"}}},
 		{"basic_auth without file", func(c *config.Config) { policies(c).BasicAuth = &config.BasicAuth{} },
 			[]wantErr{{P + ".basic_auth.file", "is required"}}},
 		{"basic_auth realm with a quote", func(c *config.Config) {

@@ -285,6 +285,54 @@ tenants:
 	}
 }
 
+// TestSatisfyAnyExternalAuth: with satisfy any an address the allow list
+// permits never asks the authentication service; a refused one passes when
+// the service says so.
+func TestSatisfyAnyExternalAuth(t *testing.T) {
+	b := policyBackend(t)
+	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Token") != "ok" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	t.Cleanup(auth.Close)
+	config := `
+server:
+  listeners: {http: {address: "127.0.0.1:0"}}
+  admin: {socket: "{{.Dir}}/admin.sock", allow_loopback_members: true}
+  trusted_proxies: [127.0.0.0/8]
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /}}
+            action: {pool: p}
+            policies: {allow: [198.51.100.0/24], external_auth: {url: "{{.Auth}}/check"}, satisfy: any}
+    pools:
+      p: {members: ["{{.Member}}"]}
+`
+	td := startDaemon(t, config, map[string]any{"Member": b.addr, "Auth": auth.URL})
+	for _, tc := range []struct {
+		name, client, token string
+		status              int
+	}{
+		{"permitted address, the service would refuse", "198.51.100.4", "", 200},
+		{"refused address, the service agrees", "192.0.2.1", "ok", 200},
+		{"refused address, the service refuses", "192.0.2.1", "", 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head := "GET / HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-For: " + tc.client + "\r\nX-Token: " + tc.token + "\r\nConnection: close\r\n\r\n"
+			resp := rawRequest(t, td.bound["http"], head)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+		})
+	}
+}
+
 // TestBadPolicyFiles checks that a missing or weak htpasswd file refuses
 // the reload with the field path and never shows the file's content.
 func TestBadPolicyFiles(t *testing.T) {
