@@ -15,8 +15,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"hash/maphash"
 	"regexp"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -32,6 +34,30 @@ type Policy struct {
 	pass      bool
 	errorPage string
 	subject   *regexp.Regexp
+
+	// verified remembers chains that verified, so that the requests of a
+	// kept-alive connection do not each pay the signature checks of the
+	// chain and of the revocation lists: a slot per hash of the leaf's
+	// signature, replaced on a collision, read and written without a lock.
+	verified [verifiedSlots]atomic.Pointer[success]
+	seed     maphash.Seed
+}
+
+// verifiedSlots bounds the chains a Policy remembers; verifiedFor bounds
+// how long a remembered verification stands (besides the certificates' and
+// the lists' own validity).
+const (
+	verifiedSlots = 512
+	verifiedFor   = time.Minute
+)
+
+// success is a remembered verification: leaf is the certificate of one
+// handshake (pointer identity: a later handshake parses its own), until
+// the first time it must be checked again.
+type success struct {
+	leaf  *x509.Certificate
+	from  time.Time
+	until time.Time
 }
 
 // New compiles cfg with its authorities and revocation lists, loaded and
@@ -42,7 +68,8 @@ func New(cfg *config.ClientAuth, cas []*x509.Certificate, crls []*x509.Revocatio
 	for _, ca := range cas {
 		roots.AddCert(ca)
 	}
-	p := &Policy{mode: cfg.Mode(), roots: roots, crls: crls, depth: cfg.Depth(), pass: cfg.PassCertificate, errorPage: cfg.ErrorPage}
+	p := &Policy{mode: cfg.Mode(), roots: roots, crls: crls, depth: cfg.Depth(), pass: cfg.PassCertificate, errorPage: cfg.ErrorPage,
+		seed: maphash.MakeSeed()}
 	if cfg.SubjectRegex != "" {
 		p.subject, _ = config.CompileSubjectRegex(cfg.SubjectRegex)
 	}
@@ -98,12 +125,35 @@ func (p *Policy) check(state *tls.ConnectionState, now time.Time) outcome {
 		return outcome{verify: verifyNone, refused: p.mode == config.VerifyOn, message: noCertMessage}
 	}
 	chain := state.PeerCertificates
+	slot := &p.verified[maphash.Bytes(p.seed, chain[0].Signature)%verifiedSlots]
+	if s := slot.Load(); s != nil && s.leaf == chain[0] && !now.Before(s.from) && now.Before(s.until) {
+		return outcome{verify: verifySuccess, leaf: chain[0]}
+	}
 	reason, unknownIssuer := p.verify(chain, now)
 	if reason == "" {
+		slot.Store(&success{leaf: chain[0], from: now, until: p.recheck(chain, now)})
 		return outcome{verify: verifySuccess, leaf: chain[0]}
 	}
 	refused := !(p.mode == config.VerifyOptionalNoCA && unknownIssuer)
 	return outcome{verify: "FAILED:" + reason, leaf: chain[0], refused: refused, message: certErrMessage}
+}
+
+// recheck is when a chain that verified at now must be verified again: the
+// first end of validity of its certificates or of the revocation lists,
+// and at the latest verifiedFor after now.
+func (p *Policy) recheck(chain []*x509.Certificate, now time.Time) time.Time {
+	until := now.Add(verifiedFor)
+	for _, c := range chain {
+		if c.NotAfter.Before(until) {
+			until = c.NotAfter
+		}
+	}
+	for _, crl := range p.crls {
+		if !crl.NextUpdate.IsZero() && crl.NextUpdate.Before(until) {
+			until = crl.NextUpdate
+		}
+	}
+	return until
 }
 
 // verify returns "" for a chain that verifies, else the reason in

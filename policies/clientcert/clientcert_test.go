@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"hash/maphash"
 	"net/url"
 	"testing"
 	"time"
@@ -139,3 +140,68 @@ func connectionState(t *testing.T, chain *tls.Certificate) *tls.ConnectionState 
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCheckRemembers: a chain that verified is not verified again on the
+// next request of its connection, but no longer than its certificate is
+// valid.
+func TestCheckRemembers(t *testing.T) {
+	root := certstest.NewCA(t, "root")
+	now := time.Now()
+	leaf := root.Issue(t, certstest.Client{Subject: pkix.Name{CommonName: "alice"}, NotAfter: now.Add(30 * time.Second)})
+	p := New(&config.ClientAuth{CAFile: "ca.crt", Verify: config.VerifyOn}, []*x509.Certificate{root.Cert}, nil)
+	state := connectionState(t, &leaf)
+	for _, tc := range []struct {
+		name   string
+		at     time.Time
+		verify string
+	}{
+		{"first request", now, "SUCCESS"},
+		{"next request, remembered", now.Add(time.Second), "SUCCESS"},
+		{"after the certificate expired", now.Add(31 * time.Second), "FAILED:certificate has expired"},
+	} {
+		if got := p.check(state, tc.at).verify; got != tc.verify {
+			t.Errorf("%s: verify %q, want %q", tc.name, got, tc.verify)
+		}
+	}
+	if s := p.verified[maphash.Bytes(p.seed, state.PeerCertificates[0].Signature)%verifiedSlots].Load(); s == nil || s.leaf != state.PeerCertificates[0] {
+		t.Error("the verification was not remembered")
+	}
+}
+
+// BenchmarkCheck is the cost a request of a kept-alive connection pays for
+// its certificate: remembered, and verified anew (a new connection).
+func BenchmarkCheck(b *testing.B) {
+	root := certstest.NewCA(b, "root")
+	inter := root.Intermediate(b, "intermediate")
+	leaf := inter.Issue(b, certstest.Client{Subject: pkix.Name{CommonName: "alice"}})
+	crl, _ := pem.Decode(root.CRL(b))
+	list, err := x509.ParseRevocationList(crl.Bytes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := New(&config.ClientAuth{CAFile: "ca.crt", Verify: config.VerifyOn}, []*x509.Certificate{root.Cert}, []*x509.RevocationList{list})
+	state := &tls.ConnectionState{}
+	for _, der := range leaf.Certificate {
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			b.Fatal(err)
+		}
+		state.PeerCertificates = append(state.PeerCertificates, c)
+	}
+	b.Run("remembered", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if p.check(state, time.Now()).verify != verifySuccess {
+				b.Fatal("not verified")
+			}
+		}
+	})
+	b.Run("new connection", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if reason, _ := p.verify(state.PeerCertificates, time.Now()); reason != "" {
+				b.Fatal(reason)
+			}
+		}
+	})
+}
