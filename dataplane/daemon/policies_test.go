@@ -221,6 +221,16 @@ tenants:
 	}
 }
 
+// satisfyServer is the server of the satisfy tests: plain HTTP, the client
+// address from X-Forwarded-For of a loopback peer, and loopback members
+// allowed for the tests' authentication service.
+const satisfyServer = `
+server:
+  listeners: {http: {address: "127.0.0.1:0"}}
+  admin: {socket: "{{.Dir}}/admin.sock", allow_loopback_members: true}
+  trusted_proxies: [127.0.0.0/8]
+`
+
 // TestSatisfy: with satisfy any an address the allow list permits needs no
 // credentials and one it refuses may sign in (401 when it does not, as
 // nginx answers); with all (the default) both must pass. The member never
@@ -228,11 +238,7 @@ tenants:
 func TestSatisfy(t *testing.T) {
 	b := policyBackend(t)
 	dir := t.TempDir()
-	config := `
-server:
-  listeners: {http: {address: "127.0.0.1:0"}}
-  admin: {socket: "{{.Dir}}/admin.sock"}
-  trusted_proxies: [127.0.0.0/8]
+	config := satisfyServer + `
 tenants:
   t:
     applications:
@@ -296,11 +302,7 @@ func TestSatisfyAnyExternalAuth(t *testing.T) {
 		}
 	}))
 	t.Cleanup(auth.Close)
-	config := `
-server:
-  listeners: {http: {address: "127.0.0.1:0"}}
-  admin: {socket: "{{.Dir}}/admin.sock", allow_loopback_members: true}
-  trusted_proxies: [127.0.0.0/8]
+	config := satisfyServer + `
 tenants:
   t:
     applications:
