@@ -38,6 +38,10 @@ type Host struct {
 	// Cert is nil when the default certificate is served.
 	TLS  bool
 	Cert *Certificate
+	// ClientAuth is the host's client certificate authentication and
+	// ClientAuthOwner the object that set it; nil asks for none.
+	ClientAuth      *ClientAuth
+	ClientAuthOwner *Contribution
 	// AppRoot redirects "/" (from the oldest owning contribution that
 	// sets one).
 	AppRoot string
@@ -106,8 +110,11 @@ func Merge(cs []*Contribution, opts Options) *Model {
 	e.decideOwners()
 	e.decideRegex()
 	e.mergePaths()
-	e.attachCanaries()
 	e.mergeTLS()
+	// Client certificates may leave paths unserved, which canaries then
+	// do not join.
+	e.mergeClientAuth()
+	e.attachCanaries()
 	e.mergeDefaultBackend()
 	e.orderRoutes()
 	e.model.Findings = e.findings
