@@ -73,8 +73,8 @@ func newPKI() (*pki, error) {
 	return p, nil
 }
 
-// CA is a certificate authority for a test: it issues server certificates
-// signed with an ECDSA P-256 key, valid for a day.
+// CA is a certificate authority for a test: it issues server and client
+// certificates signed with an ECDSA P-256 key, valid for a day.
 type CA struct {
 	// Cert is the authority's certificate, PEM its encoding, Pool a pool
 	// that trusts it.
@@ -119,6 +119,14 @@ func (ca *CA) Issue(hosts ...string) (certPEM, keyPEM []byte, err error) {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
+	return issue(tmpl, ca.Cert, ca.key)
+}
+
+// IssueClient returns a client certificate whose subject is the common name
+// cn (for client certificate authentication) and its new key, PEM-encoded.
+func (ca *CA) IssueClient(cn string) (certPEM, keyPEM []byte, err error) {
+	tmpl := certTemplate(cn)
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	return issue(tmpl, ca.Cert, ca.key)
 }
 
