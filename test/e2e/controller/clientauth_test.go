@@ -27,13 +27,18 @@ func clientHeadersEcho(name string) http.Handler {
 	})
 }
 
-// clientCASecret returns an Opaque Secret holding a client CA as ca.crt,
-// as auth-tls-secret reads it.
-func (e *env) clientCASecret(name string, caPEM []byte) *corev1.Secret {
+// clientCASecret returns an Opaque Secret holding a client CA as ca.crt
+// and, when crl is not nil, its revocation list as ca.crl, as
+// auth-tls-secret reads them.
+func (e *env) clientCASecret(name string, caPEM, crl []byte) *corev1.Secret {
+	data := map[string][]byte{"ca.crt": caPEM}
+	if crl != nil {
+		data["ca.crl"] = crl
+	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{"ca.crt": caPEM},
+		Data:       data,
 	}
 }
 
@@ -87,8 +92,9 @@ func checkStatus(t *testing.T, client *http.Client, url string, status int) erro
 // Secret's CA, and its member sees ssl-client-verify SUCCESS and the
 // subject DN; a client without a certificate gets 400. When the Secret's CA
 // changes, the old client's certificate is refused and one of the new CA
-// served; when the Secret is removed, the Ingress is not served (404) and
-// gets an InvalidAnnotation Event.
+// served; a ca.crl added to the Secret refuses the certificate it revokes;
+// when the Secret is removed, the Ingress is not served (404) and gets an
+// InvalidAnnotation Event.
 func TestClientCertificates(t *testing.T) {
 	e := newEnv(t)
 	e.service("web", e.network.Backend(t, "web", clientHeadersEcho("web")))
@@ -100,7 +106,7 @@ func TestClientCertificates(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldCA := newCA(t, "ramjet e2e client CA")
-	if _, err := secrets.Create(t.Context(), e.clientCASecret("client-ca", oldCA.PEM), metav1.CreateOptions{}); err != nil {
+	if _, err := secrets.Create(t.Context(), e.clientCASecret("client-ca", oldCA.PEM, nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r := e.startRamjet()
@@ -124,22 +130,39 @@ func TestClientCertificates(t *testing.T) {
 	}
 
 	freshCA := newCA(t, "ramjet e2e client CA 2")
-	if _, err := secrets.Update(t.Context(), e.clientCASecret("client-ca", freshCA.PEM), metav1.UpdateOptions{}); err != nil {
+	if _, err := secrets.Update(t.Context(), e.clientCASecret("client-ca", freshCA.PEM, nil), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, wait, "GET "+url+" with a certificate of the replaced CA refused", func() error {
 		return checkStatus(t, alice, url, http.StatusBadRequest)
 	})
-	bob := client(clientOf(t, freshCA, "bob"))
+	bobCert := clientOf(t, freshCA, "bob")
+	bob := client(bobCert)
 	if err := checkVerified(t, bob, url, "CN=bob"); err != nil {
 		t.Errorf("GET %s with a certificate of the new CA: %v", url, err)
+	}
+
+	// bob's certificate revoked by ca.crl: refused, carol's still served.
+	crl, err := freshCA.RevocationList(bobCert.Leaf.SerialNumber)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := secrets.Update(t.Context(), e.clientCASecret("client-ca", freshCA.PEM, crl), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, "GET "+url+" with a revoked certificate refused", func() error {
+		return checkStatus(t, bob, url, http.StatusBadRequest)
+	})
+	carol := client(clientOf(t, freshCA, "carol"))
+	if err := checkVerified(t, carol, url, "CN=carol"); err != nil {
+		t.Errorf("GET %s with a certificate the list does not revoke: %v", url, err)
 	}
 
 	if err := secrets.Delete(t.Context(), "client-ca", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, wait, "GET "+url+" not served once the CA Secret is removed", func() error {
-		return checkStatus(t, bob, url, http.StatusNotFound)
+		return checkStatus(t, carol, url, http.StatusNotFound)
 	})
 	e.waitEvent("mtls", "InvalidAnnotation")
 }
