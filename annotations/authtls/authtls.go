@@ -53,7 +53,8 @@ func init() {
 				Doc: "Secret of the object's namespace (name, or namespace/name of the same namespace): ca.crt is the PEM bundle of the authorities " +
 					"that issue client certificates, ca.crl (optional) their revocation lists. The host must be served over HTTPS with a certificate of its own. " +
 					"The member receives ssl-client-verify, ssl-client-subject-dn and ssl-client-issuer-dn.",
-				Differs: "A missing Secret, one of another namespace, without ca.crt, or with a ca.crt or ca.crl that does not load " +
+				Differs: "ingress-nginx needs namespace/name and, with allow-cross-namespace-resources, reads another namespace's Secret; Ramjet also takes a bare name and reads only the object's namespace. " +
+					"A missing Secret, one of another namespace, without ca.crt, or with a ca.crt or ca.crl that does not load " +
 					"(a CRL must be signed by a CA of ca.crt) makes the object not served, its paths answering 404 (ingress-nginx answers 503 on its paths). " +
 					"A host without TLS, or served with the default certificate, is not served for the object (TLSSecret); ingress-nginx asks for certificates only on HTTPS and serves plain HTTP unchecked. " +
 					"An issuer without a revocation list is not checked (OpenSSL fails it when ca.crl is given)." + hostWide},
