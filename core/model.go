@@ -11,6 +11,7 @@
 package core
 
 import (
+	"bytes"
 	"crypto/tls"
 	"time"
 
@@ -142,6 +143,9 @@ type Settings struct {
 	Policies config.Policies
 	// BasicAuth is the htpasswd content and realm, when basic auth is on.
 	BasicAuth *BasicAuth
+	// ClientAuth asks the clients of the contribution's hosts for a
+	// certificate (auth-tls-*). It is host-wide: see ClientAuth.
+	ClientAuth *ClientAuth
 	// Pool changes how the paths' pools reach their members.
 	Pool PoolSettings
 	// VerifyMembers is proxy-ssl-verify as written (true for "on", false
@@ -175,6 +179,38 @@ type Canary struct {
 	// Cookie names a cookie whose value "always" sends requests to the
 	// canary and "never" keeps them on the main route.
 	Cookie string
+}
+
+// ClientAuth is the client certificate authentication an object asks for
+// (auth-tls-*). As nginx's ssl_verify_client it applies to a whole host:
+// the host takes that of the oldest served object of its owning namespace
+// that sets one, and the paths of objects asking for another (or of
+// another namespace) are not served.
+type ClientAuth struct {
+	// CA is the PEM bundle of the issuing authorities (ca.crt); CRL the
+	// PEM revocation lists (ca.crl), nil for none. Both loaded with the
+	// data plane's loaders.
+	CA, CRL []byte
+	// Verify is on, optional or optional_no_ca.
+	Verify config.VerifyClient
+	// Depth is the verify depth, 1..10.
+	Depth int
+	// PassCertificate sends the certificate to the member.
+	PassCertificate bool
+	// ErrorPage, when set, is where failed verifications are redirected.
+	ErrorPage string
+	// SubjectRegex is an RE2 searched for in the subject DN.
+	SubjectRegex string
+}
+
+// Equal reports whether two client certificate settings are the same;
+// nil equals only nil.
+func (a *ClientAuth) Equal(b *ClientAuth) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return bytes.Equal(a.CA, b.CA) && bytes.Equal(a.CRL, b.CRL) && a.Verify == b.Verify && a.Depth == b.Depth &&
+		a.PassCertificate == b.PassCertificate && a.ErrorPage == b.ErrorPage && a.SubjectRegex == b.SubjectRegex
 }
 
 // BasicAuth is an htpasswd file's content and the realm.

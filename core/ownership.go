@@ -38,6 +38,10 @@ type Host struct {
 	// Cert is nil when the default certificate is served.
 	TLS  bool
 	Cert *Certificate
+	// ClientAuth is the host's client certificate authentication and
+	// ClientAuthOwner the object that set it; nil asks for none.
+	ClientAuth      *ClientAuth
+	ClientAuthOwner *Contribution
 	// AppRoot redirects "/" (from the oldest owning contribution that
 	// sets one).
 	AppRoot string
@@ -106,8 +110,11 @@ func Merge(cs []*Contribution, opts Options) *Model {
 	e.decideOwners()
 	e.decideRegex()
 	e.mergePaths()
-	e.attachCanaries()
 	e.mergeTLS()
+	// Client certificates may leave paths unserved, which canaries then
+	// do not join.
+	e.mergeClientAuth()
+	e.attachCanaries()
 	e.mergeDefaultBackend()
 	e.orderRoutes()
 	e.model.Findings = e.findings
@@ -351,7 +358,7 @@ func (e *engine) setFallbacks() {
 			switch {
 			case c.DefaultBackend == nil || c.Refused:
 			case c.Settings.Protected:
-				e.note(c, InvalidAnnotation, "the default backend is not used for host %s: the object has access control (basic auth, source ranges) and a default backend has none; unmatched paths answer 404", Quote(name))
+				e.note(c, InvalidAnnotation, "the default backend is not used for host %s: the object has access control (basic auth, source ranges, client certificates) and a default backend has none; unmatched paths answer 404", Quote(name))
 			default:
 				h.Fallback = &Route{Origin: c, Backend: c.DefaultBackend}
 			}
@@ -432,7 +439,7 @@ func (e *engine) mergeDefaultBackend() {
 		case c.Refused:
 			e.model.DefaultBackend = &Route{Origin: c}
 		case c.Settings.Protected:
-			e.note(c, InvalidAnnotation, "the default backend of an object with access control (basic auth, source ranges) is not served: the catch-all has none; unmatched requests answer 404")
+			e.note(c, InvalidAnnotation, "the default backend of an object with access control (basic auth, source ranges, client certificates) is not served: the catch-all has none; unmatched requests answer 404")
 			e.model.DefaultBackend = &Route{Origin: c}
 		default:
 			e.model.DefaultBackend = &Route{Origin: c, Backend: c.DefaultBackend}

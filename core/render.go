@@ -88,6 +88,10 @@ func (r *rendering) application(m *Model, h *Host) {
 			KeyFile:  r.file(h.Cert.KeyPEM, ".key"),
 		}
 	}
+	if h.ClientAuth != nil {
+		app.ClientAuth = r.clientAuth(h.ClientAuth)
+		r.attribute(fieldPath+".client_auth", h.ClientAuthOwner)
+	}
 	for _, route := range h.Routes {
 		main := r.route(h, route)
 		if route.Canary != nil {

@@ -97,9 +97,9 @@ list, and ` + "`ramjet-ingress translate`" + ` shows what your Ingresses would b
   (source ranges, CORS) may have whitespace, line breaks included, around their entries,
   so a list written as a YAML block with one entry per line works; a line break inside
   an entry (entries separated by line breaks alone) is invalid.
-- An invalid value of an access-control key (basic auth, source ranges) makes the Ingress
-  not served: its hosts and paths stay claimed and answer 404, so nothing is ever served
-  without the protection its owner asked for. The Event is ` + "`InvalidAnnotation`" + `.
+- An invalid value of an access-control key (basic auth, source ranges, client
+  certificates) makes the Ingress not served: its hosts and paths stay claimed and answer
+  404, so nothing is ever served without the protection its owner asked for. The Event is ` + "`InvalidAnnotation`" + `.
 - An invalid value of any other key is ignored: the route keeps the default, and an
   ` + "`InvalidAnnotation`" + ` Event names the key and the reason.
 - A key under the prefix that Ramjet does not know, or has no counterpart for, gets one

@@ -4,6 +4,7 @@ package all
 
 import (
 	_ "github.com/ramjet-dev/ramjet/annotations/affinity"
+	_ "github.com/ramjet-dev/ramjet/annotations/authtls"
 	_ "github.com/ramjet-dev/ramjet/annotations/backendprotocol"
 	_ "github.com/ramjet-dev/ramjet/annotations/basicauth"
 	_ "github.com/ramjet-dev/ramjet/annotations/bodysize"

@@ -1,6 +1,6 @@
 // Package unsupported is the family of access controls Ramjet does not
-// provide: external authentication (auth-url, auth-signin), client
-// certificate authentication (auth-tls-*), satisfy and ModSecurity. An
+// provide: external authentication (auth-url, auth-signin) and
+// ModSecurity. An
 // object carrying any of them is not served: serving it without the control
 // would expose a backend its owner meant to protect (fail closed).
 //
@@ -36,7 +36,6 @@ func init() {
 		Keys: []registry.Key{
 			refused("auth-url", false, registry.RiskHigh, "External authentication (a subrequest to this URL decides): not provided; the object is not served."),
 			refused("auth-signin", false, registry.RiskHigh, "The sign-in page of external authentication: not provided; the object is not served."),
-			refused("auth-tls-", true, registry.RiskHigh, "Client certificate authentication (every auth-tls-* key): not provided; the object is not served."),
 			refused("enable-modsecurity", false, registry.RiskLow, "ModSecurity: not provided; the object is not served. false, which asks for nothing, is accepted."),
 			refused("enable-owasp-core-rules", false, registry.RiskLow, "ModSecurity's OWASP core rules: not provided; the object is not served. false, which asks for nothing, is accepted."),
 			{Name: "modsecurity-", Wildcard: true, Validate: registry.Any, MultiLine: true, Risk: registry.RiskCritical, Scope: registry.ScopeIngress,

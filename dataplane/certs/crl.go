@@ -13,9 +13,16 @@ func LoadCACertificatesFile(path string) ([]*x509.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseCACertificates(path, data)
+}
+
+// ParseCACertificates parses a PEM bundle of CA certificates held in
+// memory, as LoadCACertificatesFile does; errors start with name and never
+// quote the data.
+func ParseCACertificates(name string, data []byte) ([]*x509.Certificate, error) {
 	cas, err := parseCertificates(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return cas, nil
 }
@@ -28,21 +35,27 @@ func LoadCRLFile(path string, issuers []*x509.Certificate) ([]*x509.RevocationLi
 	if err != nil {
 		return nil, err
 	}
+	return ParseCRLs(path, data, issuers)
+}
+
+// ParseCRLs parses revocation lists held in memory, as LoadCRLFile does;
+// errors start with name and never quote the data.
+func ParseCRLs(name string, data []byte, issuers []*x509.Certificate) ([]*x509.RevocationList, error) {
 	blocks, err := pemBlocks(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	lists := make([]*x509.RevocationList, 0, len(blocks))
 	for i, b := range blocks {
 		if b.Type != "X509 CRL" {
-			return nil, fmt.Errorf("%s: PEM block %d is not a CRL (its type is %s)", path, i+1, quoteType(b.Type))
+			return nil, fmt.Errorf("%s: PEM block %d is not a CRL (its type is %s)", name, i+1, quoteType(b.Type))
 		}
 		crl, err := x509.ParseRevocationList(b.Bytes)
 		if err != nil {
-			return nil, fmt.Errorf("%s: PEM block %d is not a valid CRL: %w", path, i+1, err)
+			return nil, fmt.Errorf("%s: PEM block %d is not a valid CRL: %w", name, i+1, err)
 		}
 		if signer(crl, issuers) == nil {
-			return nil, fmt.Errorf("%s: the CRL of PEM block %d (issuer %s) is not signed by a certificate of the CA bundle", path, i+1, crl.Issuer)
+			return nil, fmt.Errorf("%s: the CRL of PEM block %d (issuer %s) is not signed by a certificate of the CA bundle", name, i+1, crl.Issuer)
 		}
 		lists = append(lists, crl)
 	}

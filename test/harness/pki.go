@@ -73,8 +73,8 @@ func newPKI() (*pki, error) {
 	return p, nil
 }
 
-// CA is a certificate authority for a test: it issues server certificates
-// signed with an ECDSA P-256 key, valid for a day.
+// CA is a certificate authority for a test: it issues server and client
+// certificates signed with an ECDSA P-256 key, valid for a day.
 type CA struct {
 	// Cert is the authority's certificate, PEM its encoding, Pool a pool
 	// that trusts it.
@@ -92,7 +92,7 @@ func NewCA(name string) (*CA, error) {
 	}
 	tmpl := certTemplate(name)
 	tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
 		return nil, err
@@ -120,6 +120,31 @@ func (ca *CA) Issue(hosts ...string) (certPEM, keyPEM []byte, err error) {
 		}
 	}
 	return issue(tmpl, ca.Cert, ca.key)
+}
+
+// IssueClient returns a client certificate whose subject is the common name
+// cn (for client certificate authentication) and its new key, PEM-encoded.
+func (ca *CA) IssueClient(cn string) (certPEM, keyPEM []byte, err error) {
+	tmpl := certTemplate(cn)
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
+	return issue(tmpl, ca.Cert, ca.key)
+}
+
+// RevocationList returns a PEM revocation list of the authority, valid
+// from an hour ago for a day, revoking the certificates of the serial
+// numbers given.
+func (ca *CA) RevocationList(serials ...*big.Int) ([]byte, error) {
+	now := time.Now()
+	list := &x509.RevocationList{Number: big.NewInt(now.UnixNano()), ThisUpdate: now.Add(-time.Hour), NextUpdate: now.Add(24 * time.Hour)}
+	for _, serial := range serials {
+		entry := x509.RevocationListEntry{SerialNumber: serial, RevocationTime: now.Add(-time.Minute)}
+		list.RevokedCertificateEntries = append(list.RevokedCertificateEntries, entry)
+	}
+	der, err := x509.CreateRevocationList(rand.Reader, list, ca.Cert, ca.key)
+	if err != nil {
+		return nil, err
+	}
+	return pemBlock("X509 CRL", der), nil
 }
 
 // certTemplate returns a certificate template named cn, valid from an hour
