@@ -29,7 +29,7 @@ items:
     metadata:
       name: admin
       namespace: shop
-      annotations: {nginx.ingress.kubernetes.io/auth-url: "http://auth.example.com/check"}
+      annotations: {nginx.ingress.kubernetes.io/enable-modsecurity: "true"}
     spec:
       ingressClassName: nginx
       rules:

@@ -112,6 +112,7 @@ func (t *translation) run() *core.Contribution {
 		t.c.Settings.Regex = true
 	}
 	t.backendTLS()
+	t.externalAuthTLS()
 	t.unservedCanary()
 	t.rules()
 	t.tls()
