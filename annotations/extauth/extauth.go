@@ -39,7 +39,7 @@ const noVariables = "nginx variables ($host, $escaped_request_uri, ...) are not 
 func init() {
 	registry.Register(&registry.Family{
 		Name:          "external-auth",
-		Doc:           "External authentication: a subrequest to auth-url decides whether each request of the object goes on.",
+		Doc:           "External authentication: a subrequest to auth-url decides whether each request of the object goes on; without auth-url the other keys configure nothing.",
 		AccessControl: true,
 		Keys: []registry.Key{
 			{Name: keyURL, Validate: registry.Trimmed(validateAuthURL), Risk: registry.RiskHigh, Scope: registry.ScopeIngress,
@@ -80,7 +80,7 @@ func init() {
 					"ingress-nginx's cache is on disk and survives reloads, Ramjet's is emptied by a reload."},
 			{Name: keyCacheDuration, List: true, Validate: validateCacheDuration, Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: "200 202 401 5m",
 				Doc: "How long outcomes are cached (with auth-cache-key), as nginx's proxy_cache_valid: comma-separated entries of status codes (or any) and a time " +
-					"(ms, s, m, h, d, w, M, y; several add up), up to 24h. A code without status is 200.",
+					"(ms, s, m, h, d, w, M, y; several add up), up to 24h. An entry without code is 200.",
 				Differs: "The codes are read by class: every 2xx code gives the time of the answers that pass (any 2xx), 401 and 403 their own; " +
 					"other codes are not remembered (ramjetd answers them 500 and never caches a failure). " +
 					"Two 2xx codes with different times, a time over 24h or anything nginx's syntax does not have are invalid and the object is not served."},
