@@ -9,6 +9,7 @@
 package extauth
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/ramjet-dev/ramjet/core"
@@ -31,6 +32,7 @@ const (
 	keyKeepalive         = "auth-keepalive"
 	keyKeepaliveRequests = "auth-keepalive-requests"
 	keyKeepaliveTimeout  = "auth-keepalive-timeout"
+	keyEnableGlobal      = "enable-global-auth"
 )
 
 // noVariables is the Differs of the keys whose nginx variables are refused.
@@ -95,6 +97,8 @@ func init() {
 				Default: "60",
 				Doc:     "Seconds a kept connection may stay idle (1 to 3600, with auth-keepalive).",
 				Differs: "0, negative values and more than an hour are invalid and the object is not served (ingress-nginx turns keep-alive off for the first two)."},
+			{Name: keyEnableGlobal, Validate: registry.Trimmed(registry.Bool), Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "true",
+				Doc: "false exempts the object from the controller's --global-auth-url (external authentication of every object without an auth-url of its own)."},
 		},
 		Parse: parse,
 	})
@@ -107,6 +111,24 @@ const (
 )
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
+	noGlobal := false
+	if v, ok := values[keyEnableGlobal]; ok {
+		noGlobal = !registry.IsTrue(v)
+	}
+	fragment := ownAuth(ctx, values)
+	if !noGlobal {
+		return fragment
+	}
+	return func(s *core.Settings) {
+		if fragment != nil {
+			fragment(s)
+		}
+		s.NoGlobalAuth = true
+	}
+}
+
+// ownAuth is the fragment of the object's own auth-url and its settings.
+func ownAuth(ctx *registry.Context, values map[string]string) core.Fragment {
 	raw, ok := values[keyURL]
 	if !ok {
 		if !ctx.Rejected(keyURL) {
@@ -148,10 +170,23 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	}
 }
 
+// Global checks the controller's --global-auth-url as auth-url is checked
+// and returns the policy every object without an auth-url of its own gets.
+func Global(url string) (*config.ExternalAuth, error) {
+	url = trim(url)
+	if err := validateAuthURL(url); err != nil {
+		return nil, fmt.Errorf("--global-auth-url: %w", err)
+	}
+	if err := checkAddress(url); err != nil {
+		return nil, fmt.Errorf("--global-auth-url: %w, which the authentication service may not be (the address rule of members)", err)
+	}
+	return &config.ExternalAuth{URL: url}, nil
+}
+
 // ignoreWithoutURL reports the settings of an object without auth-url,
 // which configure nothing (as in ingress-nginx).
 func ignoreWithoutURL(ctx *registry.Context, values map[string]string) {
-	for _, key := range registry.Present(values) {
+	for _, key := range registry.Present(values, keyEnableGlobal) {
 		ctx.Note(core.UnknownAnnotation, "%s only configures external authentication, and the object has no %s%s; it is ignored", key, registry.Prefix, keyURL)
 	}
 }
