@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/ramjet-dev/ramjet/test/harness"
 )
 
 // The token the authentication service of TestExternalAuth accepts, and
@@ -24,19 +26,8 @@ const (
 // reaches the member; once the service is down, requests answer 500.
 func TestExternalAuth(t *testing.T) {
 	e := newEnv(t)
-	auth := e.network.Backend(t, "auth", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Token") != authToken {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		w.Header().Set("X-Auth-Request-User", authUser)
-	}))
-	member := e.network.Backend(t, "web", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Backend", "web")
-		w.Header().Set("X-Seen-User", r.Header.Get("X-Auth-Request-User"))
-	}))
-	e.service("web", member)
+	auth := authService(e)
+	e.service("web", userEcho(e))
 	r := e.startRamjet()
 	client := r.Client(nil)
 	e.create(e.ingress("guarded", e.host("guarded"), "web", map[string]string{
@@ -67,6 +58,54 @@ func TestExternalAuth(t *testing.T) {
 	eventually(t, wait, "with the service down, a request with the token answers 500", func() error {
 		return expectAnswer(client, url, allowed, http.StatusInternalServerError, "")
 	})
+}
+
+// TestGlobalExternalAuth: with --global-auth-url naming the service of
+// TestExternalAuth, an Ingress without annotations is authenticated (401
+// without the token, the member with it), and one saying
+// enable-global-auth: "false" is not.
+func TestGlobalExternalAuth(t *testing.T) {
+	e := newEnv(t)
+	auth := authService(e)
+	e.service("web", userEcho(e))
+	r := e.startRamjet("--global-auth-url=" + auth.URL + "check")
+	client := r.Client(nil)
+	e.create(e.ingress("plain", e.host("plain"), "web", nil))
+	e.create(e.ingress("exempt", e.host("exempt"), "web", map[string]string{"nginx.ingress.kubernetes.io/enable-global-auth": "false"}))
+	plain, exempt := "http://"+e.host("plain")+"/", "http://"+e.host("exempt")+"/"
+
+	eventually(t, wait, "the exempt Ingress is served without the token", func() error {
+		return expectAnswer(client, exempt, nil, http.StatusOK, "web")
+	})
+	eventually(t, wait, "the plain Ingress answers 401 without the token", func() error {
+		return expectAnswer(client, plain, nil, http.StatusUnauthorized, "")
+	})
+	if err := expectAnswer(client, plain, map[string]string{"X-Token": authToken}, http.StatusOK, "web"); err != nil {
+		t.Errorf("the plain Ingress with the token: %v", err)
+	}
+}
+
+// authService starts an authentication service in the test's network: a
+// request with X-Token: authToken passes with X-Auth-Request-User:
+// authUser, the others get 401 with a WWW-Authenticate.
+func authService(e *env) *harness.Backend {
+	return e.network.Backend(e.t, "auth", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Token") != authToken {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="test"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("X-Auth-Request-User", authUser)
+	}))
+}
+
+// userEcho starts a member that answers X-Backend: web and, in
+// X-Seen-User, the X-Auth-Request-User it received.
+func userEcho(e *env) *harness.Backend {
+	return e.network.Backend(e.t, "web", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Backend", "web")
+		w.Header().Set("X-Seen-User", r.Header.Get("X-Auth-Request-User"))
+	}))
 }
 
 // send sends GET url with headers through client and returns the answer,
