@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/core"
@@ -66,16 +67,18 @@ func validateURL(v string) error {
 	return nil
 }
 
-// validHost reports whether the URL's host is a DNS name or an IP address
-// and its port, when given, 1..65535.
+// validHost reports whether the URL's host is a DNS name (no wildcard) or
+// an IP address, and its port, when given, 1..65535.
 func validHost(u *url.URL) bool {
 	host := u.Hostname()
-	if _, err := netip.ParseAddr(host); err != nil && config.ValidateDomain(strings.ToLower(host)) != nil {
+	if _, err := netip.ParseAddr(host); err != nil && (strings.HasPrefix(host, "*") || config.ValidateDomain(strings.ToLower(host)) != nil) {
 		return false
 	}
-	if p := u.Port(); p != "" || strings.HasSuffix(u.Host, ":") {
-		n := 0
-		if _, err := fmt.Sscanf(p, "%d", &n); err != nil || fmt.Sprint(n) != p || n < 1 || n > 65535 {
+	if strings.HasSuffix(u.Host, ":") {
+		return false
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return false
 		}
 	}
