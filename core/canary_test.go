@@ -7,6 +7,7 @@ import (
 )
 
 func TestSameAccess(t *testing.T) {
+	extAuth := func(url string) config.Policies { return config.Policies{ExternalAuth: &config.ExternalAuth{URL: url}} }
 	auth := func(users, realm string) *BasicAuth { return &BasicAuth{Htpasswd: []byte(users), Realm: realm} }
 	allow := func(ranges ...string) config.Policies { return config.Policies{Allow: ranges} }
 	tests := []struct {
@@ -22,6 +23,9 @@ func TestSameAccess(t *testing.T) {
 		{"other users", Settings{BasicAuth: auth("b:$2y$x\n", "r")}, Settings{BasicAuth: auth("a:$2y$x\n", "r")}, false},
 		{"other realm", Settings{BasicAuth: auth("a:$2y$x\n", "s")}, Settings{BasicAuth: auth("a:$2y$x\n", "r")}, false},
 		{"auth only on the main", Settings{}, Settings{BasicAuth: auth("a:$2y$x\n", "r")}, false},
+		{"same external auth", Settings{Policies: extAuth("http://auth.a/")}, Settings{Policies: extAuth("http://auth.a/")}, true},
+		{"other external auth", Settings{Policies: extAuth("http://auth.b/")}, Settings{Policies: extAuth("http://auth.a/")}, false},
+		{"external auth only on the canary", Settings{Policies: extAuth("http://auth.a/")}, Settings{}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

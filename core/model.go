@@ -153,6 +153,9 @@ type Settings struct {
 	// its members' certificates. The input decides with the controller's
 	// --backend-tls-verify, setting Pool.SkipVerify.
 	VerifyMembers *bool
+	// NoGlobalAuth is enable-global-auth: "false": the controller's
+	// --global-auth-url does not apply to the contribution.
+	NoGlobalAuth bool
 	// Protected is true when the contribution restricts access (basic auth,
 	// source ranges): its default backend is then not served, since the
 	// catch-all has no access control.

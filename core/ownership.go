@@ -358,7 +358,7 @@ func (e *engine) setFallbacks() {
 			switch {
 			case c.DefaultBackend == nil || c.Refused:
 			case c.Settings.Protected:
-				e.note(c, InvalidAnnotation, "the default backend is not used for host %s: the object has access control (basic auth, source ranges, client certificates) and a default backend has none; unmatched paths answer 404", Quote(name))
+				e.note(c, InvalidAnnotation, "the default backend is not used for host %s: the object has access control (basic auth, source ranges, client certificates, external authentication) and a default backend has none; unmatched paths answer 404", Quote(name))
 			default:
 				h.Fallback = &Route{Origin: c, Backend: c.DefaultBackend}
 			}
@@ -439,7 +439,7 @@ func (e *engine) mergeDefaultBackend() {
 		case c.Refused:
 			e.model.DefaultBackend = &Route{Origin: c}
 		case c.Settings.Protected:
-			e.note(c, InvalidAnnotation, "the default backend of an object with access control (basic auth, source ranges, client certificates) is not served: the catch-all has none; unmatched requests answer 404")
+			e.note(c, InvalidAnnotation, "the default backend of an object with access control (basic auth, source ranges, client certificates, external authentication) is not served: the catch-all has none; unmatched requests answer 404")
 			e.model.DefaultBackend = &Route{Origin: c}
 		default:
 			e.model.DefaultBackend = &Route{Origin: c, Backend: c.DefaultBackend}

@@ -10,6 +10,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/bodysize"
 	_ "github.com/ramjet-dev/ramjet/annotations/canary"
 	_ "github.com/ramjet-dev/ramjet/annotations/cors"
+	_ "github.com/ramjet-dev/ramjet/annotations/extauth"
 	_ "github.com/ramjet-dev/ramjet/annotations/ignored"
 	_ "github.com/ramjet-dev/ramjet/annotations/loadbalance"
 	_ "github.com/ramjet-dev/ramjet/annotations/proxyssl"

@@ -101,9 +101,6 @@ func init() {
 				"request metrics sent to InfluxDB", "no metrics are sent to InfluxDB; ramjetd's Prometheus metrics count requests per application"),
 			wildcard("influxdb-", registry.RiskLow, registry.ScopeIngress,
 				"every influxdb-* key: InfluxDB settings", "no metrics are sent to InfluxDB; ramjetd's Prometheus metrics count requests per application"),
-			// Authentication that is not an access control of the object.
-			ignored("enable-global-auth", registry.RiskLow, registry.ScopeIngress, "true",
-				"turns off the global external authentication of the ConfigMap's global-auth-url for the object", "there is no global external authentication to turn off"),
 		},
 		// Parse is never called: every key is Ignored.
 		Parse: func(*registry.Context, map[string]string) core.Fragment { return nil },

@@ -23,11 +23,11 @@ func init() {
 		Keys: []registry.Key{
 			{Name: "satisfy", Validate: registry.Trimmed(registry.OneOf(false, config.SatisfyAll, config.SatisfyAny)),
 				Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: config.SatisfyAll,
-				Doc: "all: a client must pass the source ranges and basic authentication; any: either suffices (an allowed address needs no " +
+				Doc: "all: a client must pass the source ranges, basic authentication and external authentication (auth-url); any: one suffices (an allowed address needs no " +
 					"credentials, a refused one may sign in, and is answered 401 when it does not). The member never sees credentials.",
 				Differs: "A value other than all or any (case matters, as in ingress-nginx) makes the object not served " +
 					"(ingress-nginx falls back to all). With one control alone there is nothing to combine. " +
-					"External authentication (auth-url) is not provided yet, so any never combines with it."},
+					"any with both basic authentication and auth-url makes the object not served: Ramjet combines the source ranges with one authentication."},
 		},
 		Parse: parse,
 	})

@@ -6,7 +6,8 @@
 // denies or authenticates requests (allow, deny, auth_basic, return 403,
 // Lua code, ...) makes the object not served (UnsupportedAccessControl),
 // since serving it without the control would expose what its owner
-// protected. Any other snippet gets a SnippetIgnored finding, and the
+// protected; so does an auth-snippet beside auth-url, which configures the
+// subrequest that decides access. Any other snippet gets a SnippetIgnored finding, and the
 // object is served without it. Snippets are usually several lines long, so
 // their keys take line breaks; their content never appears in a finding.
 //
@@ -54,8 +55,9 @@ func init() {
 					"ingress-nginx uses the server-snippet of a host's oldest Ingress for the whole host; Ramjet refuses the object that carries it, whose paths answer 404."),
 			snippet("stream-snippet", registry.ScopeIngress, "nginx directives for the stream (TCP/UDP) block: not interpreted.",
 				notInterpreted+". It is not read for access control: it configures stream servers of their own ports, which Ramjet does not serve."),
-			snippet("auth-snippet", registry.ScopeIngress, "nginx directives for the external authentication location of auth-url (which Ramjet does not provide): not interpreted.",
-				notInterpreted+". It is not read for access control: it applies only to auth-url's subrequest, so without auth-url it does nothing (in ingress-nginx too), and with it the object is not served anyway."),
+			snippet(authSnippet, registry.ScopeIngress, "nginx directives for the external authentication location of auth-url: not interpreted; beside auth-url it makes the object not served.",
+				notInterpreted+", unless the object has auth-url: the snippet then configures the subrequest whose answer decides access (a header the service checks, for example), "+
+					"so the object is not served (UnsupportedAccessControl). Without auth-url it does nothing (in ingress-nginx too)."),
 		},
 		Parse: parse,
 	})
@@ -95,18 +97,33 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 			refused[k] = true
 		}
 	}
+	if _, ok := values[authSnippet]; ok && hasAuthURL(ctx) {
+		ctx.Refuse(core.UnsupportedAccessControl, "%s%s configures the subrequest of %sauth-url, whose answer decides access: Ramjet never interprets snippets, so it cannot honour it, "+
+			"and the object is not served, so that its backend is not exposed with another check than its owner wrote", registry.Prefix, authSnippet, registry.Prefix)
+		refused[authSnippet] = true
+	}
 	for _, k := range registry.Present(values) {
 		if refused[strings.TrimPrefix(k, registry.Prefix)] {
 			continue
 		}
 		also := ""
-		if k == registry.Prefix+"auth-snippet" {
-			also = " (it would only apply to auth-url, which Ramjet does not provide)"
+		if k == registry.Prefix+authSnippet {
+			also = " (it only applies to auth-url, which the object does not have)"
 		}
 		ctx.Note(core.SnippetIgnored, "%s is not interpreted: Ramjet builds its configuration from typed fields and never pastes annotation text into it; the snippet is ignored%s and does not keep the object from being served",
 			k, also)
 	}
 	return nil
+}
+
+// authSnippet configures the subrequest of external authentication.
+const authSnippet = "auth-snippet"
+
+// hasAuthURL reports whether the object asks for external authentication,
+// with a valid auth-url or one that was refused.
+func hasAuthURL(ctx *registry.Context) bool {
+	_, ok := ctx.Value("auth-url")
+	return ok || ctx.Rejected("auth-url")
 }
 
 // maxNamed bounds the directives a finding names.

@@ -22,7 +22,6 @@ func TestApply(t *testing.T) {
 		return "UnsupportedAccessControl: " + p + strings.Join(keys, ", "+p) + verb +
 			" for access control Ramjet does not provide; the object is not served, so that its backend is not exposed unprotected"
 	}
-	const setting = "has no counterpart in Ramjet: it only configures external authentication (auth-url), which Ramjet does not provide: an object with auth-url is not served; it is ignored"
 	tests := []struct {
 		name        string
 		spec        string
@@ -30,37 +29,25 @@ func TestApply(t *testing.T) {
 		refused     bool
 		findings    []string // substrings of the findings, in order
 	}{
-		{"auth-url", "all", map[string]string{p + "auth-url": "http://auth.example.com/check"}, true, []string{refusal("auth-url")}},
-		{"auth-url with nginx variables", "all", map[string]string{p + "auth-url": "https://$host/oauth2/auth"}, true, []string{refusal("auth-url")}},
-		{"empty auth-url still refuses", "all", map[string]string{p + "auth-url": ""}, true, []string{refusal("auth-url")}},
-		{"auth-signin", "all", map[string]string{p + "auth-signin": "https://$host/oauth2/start?rd=$escaped_request_uri"}, true, []string{refusal("auth-signin")}},
 		{"enable-modsecurity", "all", map[string]string{p + "enable-modsecurity": "true"}, true, []string{refusal("enable-modsecurity")}},
 		{"enable-modsecurity false asks for nothing", "all", map[string]string{p + "enable-modsecurity": "false"}, false, nil},
 		{"enable-owasp-core-rules False asks for nothing", "all", map[string]string{p + "enable-owasp-core-rules": "False"}, false, nil},
 		{"enable-modsecurity not a boolean refuses", "all", map[string]string{p + "enable-modsecurity": "maybe"}, true, []string{refusal("enable-modsecurity")}},
-		{"an off switch beside a refused key", "all", map[string]string{p + "enable-modsecurity": "false", p + "auth-url": "http://a/"}, true, []string{refusal("auth-url")}},
+		{"an off switch beside a refused key", "all", map[string]string{p + "enable-modsecurity": "false", p + "modsecurity-snippet": "SecRuleEngine On"}, true, []string{refusal("modsecurity-snippet")}},
 		{"enable-owasp-core-rules", "all", map[string]string{p + "enable-owasp-core-rules": "true"}, true, []string{refusal("enable-owasp-core-rules")}},
 		{"modsecurity-snippet over several lines", "all",
 			map[string]string{p + "modsecurity-snippet": "SecRuleEngine On\r\nSecRule REQUEST_URI \"@contains x\" \"id:1,deny\"\n"}, true,
 			[]string{refusal("modsecurity-snippet")}},
 		{"modsecurity-transaction-id", "all", map[string]string{p + "modsecurity-transaction-id": "$request_id"}, true, []string{refusal("modsecurity-transaction-id")}},
 		{"several keys in one finding", "all",
-			map[string]string{p + "auth-url": "http://a/", p + "enable-modsecurity": "true"}, true,
-			[]string{refusal("auth-url", "enable-modsecurity")}},
-		{"with a NUL the value is invalid: still not served", "all", map[string]string{p + "auth-url": "http://a/\x00"}, true,
-			[]string{"InvalidAnnotation: " + p + "auth-url: the value holds control characters; the object is not served"}},
-		{"an external auth setting alone is ignored", "all", map[string]string{p + "auth-response-headers": "X-User"}, false,
-			[]string{"UnknownAnnotation: " + p + "auth-response-headers " + setting}},
-		{"settings beside auth-url", "all",
-			map[string]string{p + "auth-url": "http://a/", p + "auth-method": "GET", p + "auth-keepalive-timeout": "60", p + "auth-cache-key": "$remote_user"}, true,
-			[]string{"UnknownAnnotation: " + p + "auth-cache-key " + setting, "UnknownAnnotation: " + p + "auth-keepalive-timeout " + setting,
-				"UnknownAnnotation: " + p + "auth-method " + setting, refusal("auth-url")}},
+			map[string]string{p + "enable-modsecurity": "true", p + "modsecurity-transaction-id": "$request_id"}, true,
+			[]string{refusal("enable-modsecurity", "modsecurity-transaction-id")}},
+		{"with a NUL the value is invalid: still not served", "all", map[string]string{p + "enable-modsecurity": "true\x00"}, true,
+			[]string{"InvalidAnnotation: " + p + "enable-modsecurity: the value holds control characters; the object is not served"}},
 		{"auth-snippet is a snippet, not a refusal", "all", map[string]string{p + "auth-snippet": "proxy_set_header X-A b;"}, false,
 			[]string{"SnippetIgnored: " + p + "auth-snippet is not interpreted"}},
-		{"disabled family: not served", "all,-unsupported-access", map[string]string{p + "auth-url": "http://a/"}, true,
-			[]string{"UnsupportedAccessControl: " + p + "auth-url belongs to the access-control family unsupported-access, which is disabled (--annotations); the object is not served"}},
-		{"disabled family: even its ignored settings refuse", "all,-unsupported-access", map[string]string{p + "auth-method": "GET"}, true,
-			[]string{"UnsupportedAccessControl: " + p + "auth-method belongs to the access-control family unsupported-access"}},
+		{"disabled family: not served", "all,-unsupported-access", map[string]string{p + "enable-modsecurity": "true"}, true,
+			[]string{"UnsupportedAccessControl: " + p + "enable-modsecurity belongs to the access-control family unsupported-access, which is disabled (--annotations); the object is not served"}},
 	}
 	origin := core.Origin{Kind: "Ingress", Namespace: "shop", Name: "web", Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	for _, tc := range tests {

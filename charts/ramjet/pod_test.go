@@ -29,7 +29,7 @@ const probePeriod = 200 * time.Millisecond
 
 // shop is an application for the ingress pod: the Service web (its
 // EndpointSlice is the test's), an Ingress that serves it and one that
-// Ramjet refuses (external authentication).
+// Ramjet refuses (ModSecurity).
 const shop = `
 apiVersion: v1
 kind: Namespace
@@ -58,7 +58,7 @@ metadata:
   name: private
   namespace: %[1]s
   annotations:
-    nginx.ingress.kubernetes.io/auth-url: http://auth.example.com/check
+    nginx.ingress.kubernetes.io/enable-modsecurity: "true"
 spec:
   ingressClassName: %[2]s
   rules:

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/annotations/extauth"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/dataplane/version"
 	"github.com/ramjet-dev/ramjet/registry"
@@ -58,7 +59,7 @@ func main() {
 // translationFlags are the flags translation shares with the controller.
 type translationFlags struct {
 	base, annotations, defaultBackend, defaultCert, httpsListener, fileDir string
-	ingressClass, controllerClass, backendTLSVerify                        string
+	ingressClass, controllerClass, backendTLSVerify, globalAuthURL         string
 	ingress, gatewayAPI, withoutClass, crossNamespace, externalName        bool
 	assumeClasses                                                          []string
 }
@@ -74,6 +75,7 @@ func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.crossNamespace, "cross-namespace-paths", false, "let Ingresses of every namespace add paths to a host, as ingress-nginx does")
 	fs.BoolVar(&f.externalName, "allow-external-name-services", false, "follow ExternalName Services (off: they answer 503)")
 	fs.StringVar(&f.backendTLSVerify, "backend-tls-verify", string(ingress.VerifyAlways), `which members reached over TLS are verified: "always", or "annotated" (only with proxy-ssl-verify: "on", as ingress-nginx)`)
+	fs.StringVar(&f.globalAuthURL, "global-auth-url", "", `external authentication of every Ingress without an auth-url of its own, unless it says enable-global-auth: "false" (ingress-nginx's global-auth-url); empty: none`)
 	fs.StringVar(&f.defaultBackend, "default-backend", "", "namespace/name:port of the Service answering unmatched requests (default: 404)")
 	fs.StringVar(&f.defaultCert, "default-ssl-certificate", "", "namespace/name of the TLS Secret for hosts without their own certificate (default: a generated one)")
 	fs.StringVar(&f.httpsListener, "https-listener", "https", "name of the base's listener that serves HTTPS")
@@ -105,6 +107,10 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 	if err != nil {
 		return sources.Options{}, nil, err
 	}
+	global, err := f.globalAuth()
+	if err != nil {
+		return sources.Options{}, nil, err
+	}
 	base, err := f.loadBase()
 	if err != nil {
 		return sources.Options{}, nil, err
@@ -114,13 +120,21 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 		IngressOptions: ingress.Options{
 			IngressClass: f.ingressClass, ControllerClass: f.controllerClass,
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
-			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify,
+			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global,
 		},
 		DefaultBackend: f.defaultBackend, DefaultSSLCertificate: f.defaultCert, HTTPSListener: f.httpsListener,
 	}
 	opts.Core.CrossNamespacePaths = f.crossNamespace
 	opts.Core.FileDir = f.fileDir
 	return opts, base, nil
+}
+
+// globalAuth checks --global-auth-url; nil when it is empty.
+func (f *translationFlags) globalAuth() (*config.ExternalAuth, error) {
+	if f.globalAuthURL == "" {
+		return nil, nil
+	}
+	return extauth.Global(f.globalAuthURL)
 }
 
 func (f *translationFlags) loadBase() (*config.Server, error) {

@@ -29,7 +29,7 @@ items:
     metadata:
       name: admin
       namespace: shop
-      annotations: {nginx.ingress.kubernetes.io/auth-url: "http://auth.example.com/check"}
+      annotations: {nginx.ingress.kubernetes.io/enable-modsecurity: "true"}
     spec:
       ingressClassName: nginx
       rules:
@@ -211,6 +211,8 @@ func TestTranslateCommand(t *testing.T) {
 			{append(required, "--no-status-update", "--kubeconfig", filepath.Join(dir, "missing")), "connecting to the API server"},
 			{append(required, "--no-status-update", "--log-level", "loud"), `--log-level "loud"`},
 			{append(required, "--no-status-update", "--backend-tls-verify", "never"), `--backend-tls-verify "never": want always or annotated`},
+			{append(required, "--no-status-update", "--global-auth-url", "https://$host/oauth2/auth"), `--global-auth-url: "https://$host/oauth2/auth" holds the nginx variable $host`},
+			{append(required, "--no-status-update", "--global-auth-url", "http://127.0.0.1:4180/"), `--global-auth-url: 127.0.0.1 is a loopback address`},
 		} {
 			out, code := run("", tc.args...)
 			if code != 2 || !strings.Contains(out, tc.want) {

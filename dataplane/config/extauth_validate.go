@@ -97,12 +97,12 @@ func (e *ExternalAuth) validateHeaders(l *errorList, path string) {
 	}
 	for _, name := range sortedKeys(e.ProxySetHeaders) {
 		p := path + ".proxy_set_headers." + name
-		l.addErr(p, checkAuthHeaderName(name))
+		l.addErr(p, CheckAuthHeaderName(name))
 		l.addErr(p, ValidateHeaderValue(e.ProxySetHeaders[name]))
 	}
 	for i, name := range e.ResponseHeaders {
 		p := fmt.Sprintf("%s.response_headers[%d]", path, i)
-		if err := checkAuthHeaderName(name); err != nil {
+		if err := CheckAuthHeaderName(name); err != nil {
 			l.addErr(p, err)
 		} else if strings.Contains(name, "_") {
 			l.add(p, "%s cannot be copied: headers with '_' are not forwarded to members (as in ingress-nginx)", name)
@@ -110,7 +110,10 @@ func (e *ExternalAuth) validateHeaders(l *errorList, path string) {
 	}
 }
 
-func checkAuthHeaderName(name string) error {
+// CheckAuthHeaderName checks a header name external authentication sets
+// or copies: a valid name that is not hop-by-hop, does not decide the
+// framing and is not one ramjetd sets from what it knows of the client.
+func CheckAuthHeaderName(name string) error {
 	lower := strings.ToLower(name)
 	switch err := ValidateHeaderName(name); {
 	case err != nil:

@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -57,6 +58,19 @@ func (t *translation) backendTLS() {
 		t.note(core.InvalidAnnotation, `%s: "off" is refused: this controller verifies the certificates of members reached over TLS (--backend-tls-verify=always); `+
 			`put the CA that signs them in the key ca.crt of a Secret named by proxy-ssl-secret, and set proxy-ssl-name when they do not name the member's address; the key is ignored`, verifyKey)
 	}
+}
+
+// externalAuthTLS applies --backend-tls-verify to an https auth-url: with
+// always it is verified against the system's roots, for the URL's host;
+// with annotated it is not, as ingress-nginx does not verify it.
+func (t *translation) externalAuthTLS() {
+	auth := t.c.Settings.Policies.ExternalAuth
+	if auth == nil || t.opts.BackendTLSVerify != VerifyAnnotated || !strings.HasPrefix(auth.URL, "https:") {
+		return
+	}
+	skipped := *auth
+	skipped.TLS = &config.AuthTLS{InsecureSkipVerify: true}
+	t.c.Settings.Policies.ExternalAuth = &skipped
 }
 
 // checkBackendTLS reports, once per Service, members that are verified

@@ -50,6 +50,10 @@ type Options struct {
 	// BackendTLSVerify is --backend-tls-verify: which objects' members
 	// reached over TLS are verified. Empty means VerifyAlways.
 	BackendTLSVerify BackendTLSVerify
+	// GlobalAuth is --global-auth-url: the external authentication of
+	// every object without an auth-url of its own, unless it says
+	// enable-global-auth: "false". Nil: none.
+	GlobalAuth *config.ExternalAuth
 	// Annotations are the enabled families.
 	Annotations registry.Selection
 	// AssumeClasses are class names (ingressClassName or the annotation)
@@ -112,6 +116,8 @@ func (t *translation) run() *core.Contribution {
 		t.c.Settings.Regex = true
 	}
 	t.backendTLS()
+	t.globalAuth()
+	t.externalAuthTLS()
 	t.unservedCanary()
 	t.rules()
 	t.tls()

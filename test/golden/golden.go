@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/annotations/extauth"
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/registry"
@@ -134,6 +135,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	defaultCert := fs.String("default-ssl-certificate", "", "")
 	ingressClass := fs.String("ingress-class", ingress.DefaultIngressClass, "")
 	backendTLSVerify := fs.String("backend-tls-verify", string(ingress.VerifyAlways), "")
+	globalAuthURL := fs.String("global-auth-url", "", "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
@@ -145,12 +147,18 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var global *config.ExternalAuth
+	if *globalAuthURL != "" {
+		if global, err = extauth.Global(*globalAuthURL); err != nil {
+			t.Fatal(err)
+		}
+	}
 	opts := sources.Options{
 		Ingress: true,
 		IngressOptions: ingress.Options{
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
-			BackendTLSVerify: verify,
+			BackendTLSVerify: verify, GlobalAuth: global,
 		},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 	}
