@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -180,10 +179,5 @@ func (t *AuthTLS) validate(l *errorList, path string, u *url.URL) {
 	if u != nil && u.Scheme != "https" {
 		l.add(path, "only applies to an https url")
 	}
-	if name := t.ServerName; name != "" && net.ParseIP(name) == nil {
-		l.addErr(path+".server_name", ValidateDomain(name))
-	}
-	if t.InsecureSkipVerify && t.CAFile != "" {
-		l.add(path+".ca_file", "is not used with insecure_skip_verify, which accepts any certificate; leave one of them out")
-	}
+	validateVerification(l, path, t.ServerName, t.CAFile, t.InsecureSkipVerify)
 }

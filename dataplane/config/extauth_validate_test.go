@@ -72,6 +72,7 @@ func TestValidateExternalAuth(t *testing.T) {
 		{"tls on http", func(e *config.ExternalAuth) { e.URL = "http://auth/" }, false, []wantErr{{E + ".tls", "only applies to an https url"}}},
 		{"tls skip verify with a CA", func(e *config.ExternalAuth) { e.TLS.InsecureSkipVerify = true }, false, []wantErr{{E + ".tls.ca_file", "is not used with insecure_skip_verify"}}},
 		{"tls server_name", func(e *config.ExternalAuth) { e.TLS.ServerName = "a..b" }, false, []wantErr{{E + ".tls.server_name", ""}}},
+		{"tls server_name wildcard", func(e *config.ExternalAuth) { e.TLS.ServerName = "*.example.com" }, false, []wantErr{{E + ".tls.server_name", "not a wildcard"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

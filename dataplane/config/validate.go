@@ -479,6 +479,22 @@ func (r *Respond) validate(l *errorList, path string) {
 }
 
 // validate checks a pool; loopback is server.admin.allow_loopback_members.
+// validateVerification checks how a peer reached over TLS is verified (a
+// pool's members, an authentication service): the name verified in its
+// certificate, and the authorities or none.
+func validateVerification(l *errorList, path, serverName, caFile string, skipVerify bool) {
+	if serverName != "" && net.ParseIP(serverName) == nil {
+		if strings.HasPrefix(serverName, "*") {
+			l.add(path+".server_name", "%q: must be one name, not a wildcard: it is the name verified in the peer's certificate", serverName)
+		} else {
+			l.addErr(path+".server_name", ValidateDomain(serverName))
+		}
+	}
+	if skipVerify && caFile != "" {
+		l.add(path+".ca_file", "is not used with insecure_skip_verify, which accepts any certificate; leave one of them out")
+	}
+}
+
 func (p *Pool) validate(l *errorList, path string, loopback bool) {
 	switch p.Scheme {
 	case "", SchemeHTTP, SchemeHTTPS, SchemeH2C, SchemeH2:
@@ -489,18 +505,9 @@ func (p *Pool) validate(l *errorList, path string, loopback bool) {
 		if !p.Scheme.UsesTLS() {
 			l.add(path+".tls", "only applies to the schemes https and h2")
 		}
-		if name := p.TLS.ServerName; name != "" && net.ParseIP(name) == nil {
-			if strings.HasPrefix(name, "*") {
-				l.add(path+".tls.server_name", "%q: must be one name, not a wildcard: it is the name verified in the member's certificate", name)
-			} else {
-				l.addErr(path+".tls.server_name", ValidateDomain(name))
-			}
-		}
+		validateVerification(l, path+".tls", p.TLS.ServerName, p.TLS.CAFile, p.TLS.InsecureSkipVerify)
 		if (p.TLS.CertFile == "") != (p.TLS.KeyFile == "") {
 			l.add(path+".tls", "cert_file and key_file go together: the client certificate and its key")
-		}
-		if p.TLS.InsecureSkipVerify && p.TLS.CAFile != "" {
-			l.add(path+".tls.ca_file", "is not used with insecure_skip_verify, which accepts any certificate; leave one of them out")
 		}
 	}
 	switch p.MembersFrom {
