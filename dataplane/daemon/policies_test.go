@@ -181,18 +181,7 @@ server:
   listeners: {http: {address: "127.0.0.1:0"}}
   admin: {socket: "{{.Dir}}/admin.sock"}
   {{if .Trusted}}trusted_proxies: [127.0.0.0/8]{{end}}
-tenants:
-  t:
-    applications:
-      app:
-        domains: [app.test]
-        routes:
-          - match: {path: {prefix: /}}
-            action: {pool: p}
-            policies: {allow: [198.51.100.0/24, "2001:db8::/32"]}
-    pools:
-      p: {members: ["{{.Member}}"]}
-`
+` + oneRoute(`{allow: [198.51.100.0/24, "2001:db8::/32"]}`)
 	cases := []struct {
 		name    string
 		trusted bool
@@ -219,6 +208,24 @@ tenants:
 			}
 		})
 	}
+}
+
+// oneRoute is a tenant whose application app.test sends every path to the
+// pool of the template's {{.Member}}, with policies (a YAML flow map).
+func oneRoute(policies string) string {
+	return `
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /}}
+            action: {pool: p}
+            policies: ` + policies + `
+    pools:
+      p: {members: ["{{.Member}}"]}
+`
 }
 
 // satisfyServer is the server of the satisfy tests: plain HTTP, the client
@@ -302,19 +309,7 @@ func TestSatisfyAnyExternalAuth(t *testing.T) {
 		}
 	}))
 	t.Cleanup(auth.Close)
-	config := satisfyServer + `
-tenants:
-  t:
-    applications:
-      app:
-        domains: [app.test]
-        routes:
-          - match: {path: {prefix: /}}
-            action: {pool: p}
-            policies: {allow: [198.51.100.0/24], external_auth: {url: "{{.Auth}}/check"}, satisfy: any}
-    pools:
-      p: {members: ["{{.Member}}"]}
-`
+	config := satisfyServer + oneRoute(`{allow: [198.51.100.0/24], external_auth: {url: "{{.Auth}}/check"}, satisfy: any}`)
 	td := startDaemon(t, config, map[string]any{"Member": b.addr, "Auth": auth.URL})
 	for _, tc := range []struct {
 		name, client, token string
