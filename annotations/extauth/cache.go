@@ -26,6 +26,9 @@ var keyVariables = map[string]string{
 	"remote_addr":    "client_ip",
 }
 
+// variableRE finds an nginx variable: $name or ${name}.
+var variableRE = regexp.MustCompile(`\$(\{[A-Za-z0-9_]+\}|[A-Za-z0-9_]+)`)
+
 // keyParts turns the variables of an auth-cache-key value into the parts
 // of ramjetd's cache key, in order and without repeats.
 func keyParts(v string) ([]string, error) {

@@ -35,8 +35,14 @@ const (
 	keyEnableGlobal      = "enable-global-auth"
 )
 
-// noVariables is the Differs of the keys whose nginx variables are refused.
-const noVariables = "nginx variables ($host, $escaped_request_uri, ...) are not interpolated: a value holding one is invalid and the object is not served."
+// variables is the Doc of the keys whose nginx variables are interpolated.
+const variables = " The nginx variables $host, $http_host, $best_http_host, $scheme, $pass_access_scheme, $request_uri, $escaped_request_uri, $args, " +
+	"$request_method and $remote_addr (also written ${name}) are the request's, interpolated for each request."
+
+// otherVariables is the Differs of the keys whose nginx variables are
+// interpolated.
+const otherVariables = "Other nginx variables ($uri, $http_<name>, $request_id, ...) and a $ that starts none are invalid and the object is not served; " +
+	"$best_http_host is the Host as the client sent it (X-Forwarded-Host is never believed for it)."
 
 func init() {
 	registry.Register(&registry.Family{
@@ -48,14 +54,20 @@ func init() {
 				Doc: "The http or https URL of the authentication service, asked before each request: a 2xx lets it through, 401 and 403 go back to the client, " +
 					"any other answer, a timeout or a connection failure is 500. Its host is a DNS name (a Service's cluster name such as oauth2-proxy.auth.svc.cluster.local) or an IP address; " +
 					"an address the address rule of members refuses (loopback, link-local, unspecified) makes the object not served (AddressRefused), and ramjetd applies the rule to what a name resolves to. " +
-					"An https service is verified against the system's roots with --backend-tls-verify=always (the default), not verified with annotated.",
-				Differs: noVariables + " In particular https://$host/oauth2/auth, which asks the object's own host, must name the service instead. " +
+					"An https service is verified against the system's roots with --backend-tls-verify=always (the default), not verified with annotated. " +
+					"Its path and query may hold variables." + variables,
+				Differs: otherVariables + " A host of $host, $http_host or $best_http_host (alone, without port; as in https://$host/oauth2/auth) is the request's own host, " +
+					"and ramjetd asks itself: the subrequest goes to its own HTTPS (or HTTP) listener on loopback, with that host as Host and server name, " +
+					"never through DNS (ingress-nginx resolves the name, which usually leads back to its own load balancer). " +
+					"The route that serves the service (for example the /oauth2 Ingress of oauth2-proxy) sees the subrequest come from 127.0.0.1, " +
+					"so a whitelist-source-range on it must allow that address; and if that route itself has external authentication " +
+					"(its own auth-url, or the global one without enable-global-auth: \"false\"), ramjetd answers 500 instead of looping. " +
 					"The connection and answer timeouts are 5s and 60s, ingress-nginx's defaults, whatever the object's proxy-*-timeout."},
 			{Name: keyMethod, Validate: registry.Trimmed(validateMethod), Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "GET",
 				Doc: "The method of the subrequest: GET, HEAD, POST, PUT, PATCH, DELETE, CONNECT, OPTIONS or TRACE (upper case); with it, the subrequest also carries X-Original-URI."},
 			{Name: keyRequestRedirect, Validate: registry.Trimmed(validateRequestRedirect), Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
-				Doc:     "The value of X-Auth-Request-Redirect sent to the service; without it, the request URI.",
-				Differs: noVariables},
+				Doc:     "The value of X-Auth-Request-Redirect sent to the service; without it, the request URI." + variables,
+				Differs: otherVariables},
 			{Name: keyResponseHeaders, List: true, Validate: validateResponseHeaders, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc: "Comma-separated headers of the service's 2xx answer set on the request sent to the member, replacing what the client sent " +
 					"(and removed when the answer has none, so a client cannot forge them).",
@@ -67,9 +79,9 @@ func init() {
 				Differs: "ingress-nginx sends the ConfigMap's headers; Ramjet cannot, and does not serve the object rather than ask the service without them."},
 			{Name: keySignin, Validate: registry.Trimmed(validateSignin), Risk: registry.RiskHigh, Scope: registry.ScopeIngress,
 				Doc: "An http or https URL a 401 of the service redirects to (302), with the original URL (scheme://host/request-uri) appended in auth-signin-redirect-param, " +
-					"unless the URL's query already has that parameter.",
-				Differs: noVariables + " In particular https://$host/oauth2/start?rd=$escaped_request_uri must be written https://auth.example.com/oauth2/start: " +
-					"Ramjet appends rd=<the original URL> itself (absolute, where that form sends the request URI alone)."},
+					"unless the URL's query already has that parameter (as in https://$host/oauth2/start?rd=$escaped_request_uri)." + variables,
+				Differs: otherVariables + " The host may be a variable only as $host, $http_host or $best_http_host alone, and the scheme only as $scheme or $pass_access_scheme: " +
+					"a redirect whose host comes from the request URI would be an open redirect."},
 			{Name: keySigninParam, Validate: registry.Trimmed(validateSigninParam), Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: config.DefaultAuthSigninParam,
 				Doc:     "The query parameter of auth-signin that carries the original URL: letters, digits and _.~- (at most 64).",
 				Differs: "A name outside those characters is invalid and the object is not served."},
@@ -155,6 +167,7 @@ func ownAuth(ctx *registry.Context, values map[string]string) core.Fragment {
 	}
 	auth := &config.ExternalAuth{
 		URL:                 url,
+		Self:                selfURL(url),
 		Method:              trim(values[keyMethod]),
 		RequestRedirect:     trim(values[keyRequestRedirect]),
 		ResponseHeaders:     headerList(values[keyResponseHeaders]),
@@ -180,7 +193,7 @@ func Global(url string) (*config.ExternalAuth, error) {
 	if err := checkAddress(url); err != nil {
 		return nil, fmt.Errorf("--global-auth-url: %w, which the authentication service may not be (the address rule of members)", err)
 	}
-	return &config.ExternalAuth{URL: url}, nil
+	return &config.ExternalAuth{URL: url, Self: selfURL(url)}, nil
 }
 
 // ignoreWithoutURL reports the settings of an object without auth-url,

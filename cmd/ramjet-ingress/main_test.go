@@ -211,7 +211,7 @@ func TestTranslateCommand(t *testing.T) {
 			{append(required, "--no-status-update", "--kubeconfig", filepath.Join(dir, "missing")), "connecting to the API server"},
 			{append(required, "--no-status-update", "--log-level", "loud"), `--log-level "loud"`},
 			{append(required, "--no-status-update", "--backend-tls-verify", "never"), `--backend-tls-verify "never": want always or annotated`},
-			{append(required, "--no-status-update", "--global-auth-url", "https://$host/oauth2/auth"), `--global-auth-url: "https://$host/oauth2/auth" holds the nginx variable $host`},
+			{append(required, "--no-status-update", "--global-auth-url", "https://auth.test/check?u=$uri"), `--global-auth-url: "https://auth.test/check?u=$uri" holds the variable $uri, which is not interpolated`},
 			{append(required, "--no-status-update", "--global-auth-url", "http://127.0.0.1:4180/"), `--global-auth-url: 127.0.0.1 is a loopback address`},
 		} {
 			out, code := run("", tc.args...)

@@ -10,12 +10,23 @@ import "time"
 type ExternalAuth struct {
 	// URL is the service's http or https URL; its host is a DNS name or an
 	// IP address, and every address it leads to passes the address rule
-	// of members (CheckMemberIP).
+	// of members (CheckMemberIP). Its path and query may hold the
+	// variables of AuthVariables, interpolated for each request; with
+	// Self, its host may be $host, $http_host or $best_http_host.
 	URL string `yaml:"url" json:"url"`
+	// Self sends the subrequest to ramjetd itself instead of the URL's
+	// host: to the first listener (by name) with TLS for an https URL,
+	// without for an http one, at its own address (loopback when it
+	// listens on every address). The URL's host is then only the Host and
+	// the server name (SNI) of the subrequest, whose certificate is not
+	// verified, since ramjetd is talking to itself. A subrequest that
+	// reaches a route with external authentication again is answered 500
+	// (a loop), never passed.
+	Self bool `yaml:"self,omitempty" json:"self,omitempty"`
 	// Method is the subrequest's method; empty means GET.
 	Method string `yaml:"method,omitempty" json:"method,omitempty"`
-	// RequestRedirect is the value of X-Auth-Request-Redirect; empty sends
-	// the request URI.
+	// RequestRedirect is the value of X-Auth-Request-Redirect, variables
+	// of AuthVariables interpolated; empty sends the request URI.
 	RequestRedirect string `yaml:"request_redirect,omitempty" json:"request_redirect,omitempty"`
 	// ProxySetHeaders are headers set on the subrequest, replacing the
 	// client's.
@@ -25,7 +36,9 @@ type ExternalAuth struct {
 	// the answer has none).
 	ResponseHeaders []string `yaml:"response_headers,omitempty" json:"response_headers,omitempty"`
 	// SigninURL, when set, turns a 401 into a 302 to it, carrying the
-	// original URL in SigninRedirectParam.
+	// original URL in SigninRedirectParam unless its query has that
+	// parameter. Variables of AuthVariables are interpolated; its host may
+	// be $host, $http_host or $best_http_host and its scheme $scheme.
 	SigninURL string `yaml:"signin_url,omitempty" json:"signin_url,omitempty"`
 	// SigninRedirectParam names the query parameter of the original URL;
 	// empty means rd.

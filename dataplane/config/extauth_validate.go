@@ -2,8 +2,8 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -18,19 +18,23 @@ var authCacheKeyParts = map[string]bool{
 // queryParamRE is a query parameter name the sign-in redirect may use.
 var queryParamRE = regexp.MustCompile(`^[A-Za-z0-9_.~-]{1,64}$`)
 
-// validate checks external authentication; loopback is
-// server.admin.allow_loopback_members, which lets the URL be a loopback
-// address.
-func (e *ExternalAuth) validate(l *errorList, path string, loopback bool) {
-	u, err := validateAuthURL(e.URL, loopback)
+// validate checks external authentication; srv is the server part, whose
+// allow_loopback_members lets the URL be a loopback address and whose
+// listeners a self subrequest goes to.
+func (e *ExternalAuth) validate(l *errorList, path string, srv *Server) {
+	u, err := e.validateURL(srv)
 	l.addErr(path+".url", err)
 	if e.Method != "" && ValidateHeaderName(e.Method) != nil {
 		l.add(path+".method", "%q is not a method", e.Method)
 	}
-	l.addErr(path+".request_redirect", ValidateHeaderValue(e.RequestRedirect))
+	if err := ValidateHeaderValue(e.RequestRedirect); err != nil {
+		l.addErr(path+".request_redirect", err)
+	} else if _, err := ParseAuthTemplate(e.RequestRedirect); err != nil {
+		l.addErr(path+".request_redirect", err)
+	}
 	e.validateHeaders(l, path)
 	if e.SigninURL != "" {
-		if _, err := validateAuthURL(e.SigninURL, true); err != nil {
+		if _, err := ParseAuthURL(e.SigninURL, true); err != nil {
 			l.add(path+".signin_url", "%v", err)
 		}
 	}
@@ -51,40 +55,53 @@ func (e *ExternalAuth) validate(l *errorList, path string, loopback bool) {
 	if e.Keepalive != nil {
 		e.Keepalive.validate(l, path+".keepalive")
 	}
-	if e.TLS != nil {
+	switch {
+	case e.TLS != nil && e.Self:
+		l.add(path+".tls", "does not apply with self: ramjetd does not verify itself")
+	case e.TLS != nil:
 		e.TLS.validate(l, path+".tls", u)
 	}
 }
 
-// validateAuthURL checks an absolute http or https URL whose host is a DNS
-// name or an IP address that passes the address rule (loopback allowed
-// when loopback is true). It returns the parsed URL.
-func validateAuthURL(raw string, loopback bool) (*url.URL, error) {
-	if raw == "" {
-		return nil, fmt.Errorf("is required")
+// validateURL checks the URL (see ParseAuthURL): a literal IP address
+// host of a service passes the address rule of members, a variable host
+// needs self, and self needs a listener of the URL's scheme. It returns
+// the parts, nil when the URL is invalid.
+func (e *ExternalAuth) validateURL(srv *Server) (*AuthURLParts, error) {
+	u, err := ParseAuthURL(e.URL, false)
+	if err != nil {
+		return nil, err
 	}
-	if err := ValidateHeaderValue(raw); err != nil || strings.ContainsAny(raw, " \t") {
-		return nil, fmt.Errorf("%q must not hold control characters or whitespace", raw)
-	}
-	u, err := url.Parse(raw)
 	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%q is not a URL: %w", raw, err)
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("%q must be an http or https URL", raw)
-	case u.User != nil:
-		return nil, fmt.Errorf("%q must not hold a user or password", raw)
-	case u.Fragment != "":
-		return nil, fmt.Errorf("%q must not hold a fragment", raw)
-	case !validHostPort(u.Host):
-		return nil, fmt.Errorf("%q: the host must be a DNS name or an IP address, with an optional port 1..65535", raw)
-	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
-		if err := CheckMemberIPLoopback(ip, loopback); err != nil {
-			return nil, fmt.Errorf("%q: %w", raw, err)
+	case e.Self:
+		if SelfListener(srv.Listeners, u.Scheme == "https") == "" {
+			return nil, fmt.Errorf("self: no listener %s TLS to send the subrequest of %q to", map[bool]string{true: "with", false: "without"}[u.Scheme == "https"], e.URL)
+		}
+	case u.HostVar != "":
+		return nil, fmt.Errorf("%q: a variable host needs self (the subrequest goes to ramjetd itself)", e.URL)
+	default:
+		host := u.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+			if err := CheckMemberIPLoopback(ip, srv.Admin.AllowLoopbackMembers); err != nil {
+				return nil, fmt.Errorf("%q: %w", e.URL, err)
+			}
 		}
 	}
 	return u, nil
+}
+
+// SelfListener is the name of the listener a self subrequest goes to: the
+// first by name with TLS (tls) or without; "" when there is none.
+func SelfListener(listeners map[string]*Listener, tls bool) string {
+	for _, name := range sortedKeys(listeners) {
+		if l := listeners[name]; l != nil && (l.TLS != nil) == tls {
+			return name
+		}
+	}
+	return ""
 }
 
 // validateHeaders checks proxy_set_headers and response_headers: neither
@@ -175,7 +192,7 @@ func (k *AuthKeepalive) validate(l *errorList, path string) {
 
 // validate checks the TLS settings of the service at u, nil when the URL
 // is invalid (and its error said so).
-func (t *AuthTLS) validate(l *errorList, path string, u *url.URL) {
+func (t *AuthTLS) validate(l *errorList, path string, u *AuthURLParts) {
 	if u != nil && u.Scheme != "https" {
 		l.add(path, "only applies to an https url")
 	}

@@ -16,9 +16,9 @@ const (
 )
 
 // validate checks the policies of a route with action a; regex is the
-// route's compiled path regex, nil for other routes; loopback is
-// server.admin.allow_loopback_members.
-func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.Regexp, loopback bool) {
+// route's compiled path regex, nil for other routes; srv is the server
+// part (its listeners and allow_loopback_members).
+func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.Regexp, srv *Server) {
 	if p == nil {
 		return
 	}
@@ -41,7 +41,7 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 		l.add(path+".satisfy", "must be %q or %q, not %q", SatisfyAll, SatisfyAny, p.Satisfy)
 	}
 	if p.ExternalAuth != nil {
-		p.ExternalAuth.validate(l, path+".external_auth", loopback)
+		p.ExternalAuth.validate(l, path+".external_auth", srv)
 	}
 	if p.MaxBody != nil && *p.MaxBody < 0 {
 		l.add(path+".max_body", "must be 0 (no limit) or more")

@@ -101,7 +101,7 @@ func (c *Config) Validate() error {
 			}
 			poolOwner[pname] = tname
 		}
-		t.validate(&l, path, &budget, c.Server.Admin.AllowLoopbackMembers)
+		t.validate(&l, path, &budget, &c.Server)
 		for _, aname := range sortedKeys(t.Applications) {
 			app := t.Applications[aname]
 			if app == nil {
@@ -238,7 +238,9 @@ func ParsePrefix(s string) (netip.Prefix, error) {
 	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
-func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, loopback bool) {
+// validate checks the tenant; srv is the server part, whose listeners and
+// allow_loopback_members some policies depend on.
+func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, srv *Server) {
 	for _, pname := range sortedKeys(t.Pools) {
 		ppath := path + ".pools." + pname
 		l.addErr(ppath, ValidateName(pname))
@@ -246,11 +248,11 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, loopba
 			l.add(ppath, "is empty")
 			continue
 		}
-		t.Pools[pname].validate(l, ppath, loopback)
+		t.Pools[pname].validate(l, ppath, srv.Admin.AllowLoopbackMembers)
 	}
 	if t.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &t.DefaultRoute.Action)
-		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", &t.DefaultRoute.Action, nil, loopback)
+		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", &t.DefaultRoute.Action, nil, srv)
 	}
 	for _, aname := range sortedKeys(t.Applications) {
 		apath := path + ".applications." + aname
@@ -260,11 +262,11 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, loopba
 			l.add(apath, "is empty")
 			continue
 		}
-		t.validateApplication(l, apath, app, budget, loopback)
+		t.validateApplication(l, apath, app, budget, srv)
 	}
 }
 
-func (t *Tenant) validateApplication(l *errorList, path string, app *Application, budget *regexBudget, loopback bool) {
+func (t *Tenant) validateApplication(l *errorList, path string, app *Application, budget *regexBudget, srv *Server) {
 	if len(app.Domains) == 0 {
 		l.add(path+".domains", "at least one domain is required")
 	}
@@ -317,14 +319,14 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 		if r.Match.Path.Regex != "" {
 			regex, _ = CompilePathRegex(r.Match.Path.Regex)
 		}
-		r.Policies.validate(l, rpath+".policies", &r.Action, regex, loopback)
+		r.Policies.validate(l, rpath+".policies", &r.Action, regex, srv)
 		if len(r.Name) > MaxValueLength || strings.ContainsAny(r.Name, "\r\n\x00") {
 			l.add(rpath+".name", "must be at most %d bytes without control characters", MaxValueLength)
 		}
 	}
 	if app.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
-		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil, loopback)
+		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil, srv)
 	}
 	if over >= 0 {
 		l.add(fmt.Sprintf("%s.routes[%d].match", path, over), "with %s, the regexes of this application compile to more than the %d instructions one request may run "+

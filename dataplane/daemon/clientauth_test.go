@@ -319,7 +319,7 @@ func TestClientAuthHandshake(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.sni, func(t *testing.T) {
 			asked, namesCA := false, false
-			conn, err := tls.Dial("tcp", td.bound["https"], &tls.Config{
+			conn, err := tls.Dial("tcp", td.bound.get("https"), &tls.Config{
 				ServerName:         tt.sni,
 				InsecureSkipVerify: true,
 				GetClientCertificate: func(req *tls.CertificateRequestInfo) (*tls.Certificate, error) {
@@ -381,7 +381,7 @@ func TestClientAuthNoResumption(t *testing.T) {
 				GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &p.alice, nil }}
 			resumed := false
 			for range 2 {
-				conn, err := tls.Dial("tcp", td.bound["https"], cfg)
+				conn, err := tls.Dial("tcp", td.bound.get("https"), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -404,7 +404,7 @@ func TestClientAuthNoResumption(t *testing.T) {
 // only ramjetd's values.
 func TestClientAuthRemovesRawHeaders(t *testing.T) {
 	td := startClientAuthDaemon(t, clientAuthConfig, newClientPKI(t), nil)
-	conn, err := tls.Dial("tcp", td.bound["https"], &tls.Config{ServerName: "optional.test", InsecureSkipVerify: true})
+	conn, err := tls.Dial("tcp", td.bound.get("https"), &tls.Config{ServerName: "optional.test", InsecureSkipVerify: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestMutualTLSToMembers(t *testing.T) {
 		t.Helper()
 		for host, w := range cases {
 			requests, conns := member.requests.Load(), member.conns.Load()
-			status, body, _ := rawGet(t, td.bound["http"], host, "/")
+			status, body, _ := rawGet(t, td.bound.get("http"), host, "/")
 			if status != w.status || !strings.HasPrefix(body, w.body) {
 				t.Errorf("%s: got %d %q, want %d %q...", host, status, body, w.status, w.body)
 				continue

@@ -429,7 +429,10 @@ func (c *compiler) basicAuth(path string, cfg *config.BasicAuth, next exchange.H
 // address rule of members (loopback as server.admin.allow_loopback_members
 // allows).
 func (c *compiler) externalAuth(path string, cfg *config.ExternalAuth, next exchange.Handler) exchange.Handler {
-	opts := extauth.Options{AllowLoopback: c.cfg.Server.Admin.AllowLoopbackMembers, Log: c.d.log, Counters: c.d.metrics.ExternalAuth}
+	opts := extauth.Options{
+		AllowLoopback: c.cfg.Server.Admin.AllowLoopbackMembers, Listeners: c.cfg.Server.Listeners, Bound: c.d.bound.get,
+		Log: c.d.log, Counters: c.d.metrics.ExternalAuth,
+	}
 	h, err := extauth.New(cfg, opts, next)
 	if err != nil {
 		c.fail(path, "%v", err)

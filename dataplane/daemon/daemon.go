@@ -94,7 +94,7 @@ type Daemon struct {
 	health    *http.Server
 	adminSrv  *http.Server
 	socket    string
-	bound     map[string]string
+	bound     boundAddresses
 	serveErrs chan error
 }
 
@@ -127,7 +127,6 @@ func New(opts Options) (*Daemon, error) {
 		metrics: metrics.New(),
 		state:   upstream.NewState(),
 		conns:   proxy.NewConnTracker(),
-		bound:   map[string]string{},
 
 		authCaches:  map[[32]byte]*basicauth.Cache{},
 		authLimiter: basicauth.NewLimiter(runtime.GOMAXPROCS(0)/2, 2*time.Second),

@@ -26,10 +26,10 @@ func TestDrainBeforeStart(t *testing.T) {
 		t.Fatalf("Start: %v", err)
 	}
 	t.Cleanup(d.closeAll)
-	if status, _, _ := rawGet(t, d.bound["health"], "localhost", "/readyz"); status != http.StatusServiceUnavailable {
+	if status, _, _ := rawGet(t, d.bound.get("health"), "localhost", "/readyz"); status != http.StatusServiceUnavailable {
 		t.Errorf("/readyz after a drain and Start: %d, want 503", status)
 	}
-	resp := rawRequest(t, d.bound["http"], "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+	resp := rawRequest(t, d.bound.get("http"), "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !resp.Close {
 		t.Errorf("a keep-alive request: %d, close %t; want 200 with Connection: close", resp.StatusCode, resp.Close)

@@ -142,7 +142,7 @@ func TestLingeringClose(t *testing.T) {
 		}
 	})
 	t.Run("other requests are served meanwhile", func(t *testing.T) {
-		if status, _, _ := rawGet(t, td.bound["http"], "app.test", "/"); status != 200 {
+		if status, _, _ := rawGet(t, td.bound.get("http"), "app.test", "/"); status != 200 {
 			t.Errorf("a normal request got %d", status)
 		}
 	})
@@ -181,7 +181,7 @@ func TestBodyReadIsNotEarly(t *testing.T) {
 // dialListener connects to a listener of the daemon, with TLS for https.
 func dialListener(t *testing.T, td *testDaemon, name string) net.Conn {
 	t.Helper()
-	conn, err := net.Dial("tcp", td.bound[name])
+	conn, err := net.Dial("tcp", td.bound.get(name))
 	if err != nil {
 		t.Fatal(err)
 	}

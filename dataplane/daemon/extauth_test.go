@@ -155,3 +155,86 @@ func BenchmarkExternalAuth(b *testing.B) {
 		})
 	}
 }
+
+// selfAuthConfig serves app.test with its authentication service under
+// /oauth2/ of the same host, which the rest of the host asks as
+// https://$host/oauth2/auth (self: ramjetd asks itself); loop.test asks
+// itself for a path that is authenticated again.
+const selfAuthConfig = `
+server:
+  listeners:
+    http: {address: "127.0.0.1:0"}
+    https: {address: "127.0.0.1:0", tls: {}}
+  admin: {socket: "{{.Dir}}/admin.sock", allow_loopback_members: true}
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /oauth2/}}
+            action: {pool: auth}
+          - match: {path: {prefix: /}}
+            action: {pool: p}
+            policies:
+              external_auth:
+                url: https://$host/oauth2/auth
+                self: true
+                response_headers: [X-Auth-Request-User]
+                signin_url: https://$host/oauth2/start?rd=$escaped_request_uri
+      loop:
+        domains: [loop.test]
+        routes:
+          - match: {path: {prefix: /}}
+            action: {pool: p}
+            policies:
+              external_auth: {url: "http://$host/again", self: true}
+    pools:
+      p:
+        members: ["{{.Member}}"]
+      auth:
+        members: ["{{.Auth}}"]
+`
+
+// TestExternalAuthSelf: the subrequest of https://$host/oauth2/auth goes
+// through ramjetd's own HTTPS listener to the route of /oauth2/ on the
+// same host, and its answer decides (200 with the user, 401 as a redirect
+// to the sign-in page of the same host); a self subrequest that meets
+// external authentication again answers 500.
+func TestExternalAuthSelf(t *testing.T) {
+	auth, calls := tokenService(t)
+	member := startBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "user="+r.Header.Get("X-Auth-Request-User"))
+	})
+	td := startDaemon(t, selfAuthConfig, map[string]any{"Auth": strings.TrimPrefix(auth.URL, "http://"), "Member": member.addr})
+	c := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(host, path, token string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, td.url("http")+path, nil)
+		req.Host = host
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := get("app.test", "/cart?id=7", "good")
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(body) != "user=alice" {
+		t.Errorf("with the token: %d %q, want 200 user=alice", resp.StatusCode, body)
+	}
+	resp = get("app.test", "/cart?id=7", "")
+	if want := "https://app.test/oauth2/start?rd=%2Fcart%3Fid%3D7"; resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
+		t.Errorf("without the token: %d to %q, want 302 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
+	}
+	if calls.Load() != 2 {
+		t.Errorf("the service was asked %d times, want 2", calls.Load())
+	}
+	if resp = get("loop.test", "/", "good"); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("a self subrequest authenticated again: %d, want 500", resp.StatusCode)
+	}
+}

@@ -81,7 +81,7 @@ func (td *testDaemon) url(listener string) string {
 	if td.started.Listeners[listener] != nil && td.started.Listeners[listener].TLS != nil {
 		scheme = "https"
 	}
-	return scheme + "://" + td.bound[listener]
+	return scheme + "://" + td.bound.get(listener)
 }
 
 // testLogger sends the daemon's logs to the test log.

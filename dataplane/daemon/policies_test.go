@@ -201,7 +201,7 @@ server:
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			td := startDaemon(t, config, map[string]any{"Member": b.addr, "Trusted": tc.trusted})
-			resp := rawRequest(t, td.bound["http"], "GET / HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-For: "+tc.xff+"\r\nConnection: close\r\n\r\n")
+			resp := rawRequest(t, td.bound.get("http"), "GET / HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-For: "+tc.xff+"\r\nConnection: close\r\n\r\n")
 			resp.Body.Close()
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
@@ -282,7 +282,7 @@ tenants:
 			if tc.auth != "" {
 				head += "Authorization: " + tc.auth + "\r\n"
 			}
-			resp := rawRequest(t, td.bound["http"], head+"\r\n")
+			resp := rawRequest(t, td.bound.get("http"), head+"\r\n")
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != tc.status {
@@ -321,7 +321,7 @@ func TestSatisfyAnyExternalAuth(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			head := "GET / HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-For: " + tc.client + "\r\nX-Token: " + tc.token + "\r\nConnection: close\r\n\r\n"
-			resp := rawRequest(t, td.bound["http"], head)
+			resp := rawRequest(t, td.bound.get("http"), head)
 			resp.Body.Close()
 			if resp.StatusCode != tc.status {
 				t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
@@ -443,7 +443,7 @@ tenants:
 	for _, trusted := range []bool{true, false} {
 		t.Run(fmt.Sprintf("trusted=%t", trusted), func(t *testing.T) {
 			td := startDaemon(t, config, map[string]any{"Member": b.addr, "Trusted": trusted})
-			resp := rawRequest(t, td.bound["http"], "GET /x HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n\r\n")
+			resp := rawRequest(t, td.bound.get("http"), "GET /x HTTP/1.1\r\nHost: app.test\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n\r\n")
 			resp.Body.Close()
 			want := 308
 			if trusted {

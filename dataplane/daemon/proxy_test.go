@@ -295,7 +295,7 @@ func TestForwardedHeaders(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			td := startDaemon(t, config, map[string]any{"Members": []string{b.addr}, "Trusted": tc.trusted})
-			resp := rawRequest(t, td.bound["http"], "GET / HTTP/1.1\r\nHost: app.test\r\n"+tc.headers+"\r\n")
+			resp := rawRequest(t, td.bound.get("http"), "GET / HTTP/1.1\r\nHost: app.test\r\n"+tc.headers+"\r\n")
 			resp.Body.Close()
 			h := <-seen
 			for name, want := range tc.want {

@@ -67,7 +67,7 @@ func TestRegexInputBound(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := b.requests.Load()
-			resp := rawRequest(t, td.bound["http"], tc.request)
+			resp := rawRequest(t, td.bound.get("http"), tc.request)
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != tc.status {
@@ -85,7 +85,7 @@ func TestRegexInputBound(t *testing.T) {
 	t.Run("a 414 counts for the host's application", func(t *testing.T) {
 		counter := td.metrics.RequestCounters("t", "re")[4]
 		before := testutil.ToFloat64(counter)
-		if status, _, _ := rawGet(t, td.bound["http"], "re.test", longPath("/api/", 1025)); status != 414 {
+		if status, _, _ := rawGet(t, td.bound.get("http"), "re.test", longPath("/api/", 1025)); status != 414 {
 			t.Fatalf("status %d, want 414", status)
 		}
 		if got := testutil.ToFloat64(counter) - before; got != 1 {
@@ -94,7 +94,7 @@ func TestRegexInputBound(t *testing.T) {
 	})
 	t.Run("a reload changes the bound", func(t *testing.T) {
 		path := longPath("/api/", 1500)
-		if status, _, _ := rawGet(t, td.bound["http"], "re.test", path); status != 414 {
+		if status, _, _ := rawGet(t, td.bound.get("http"), "re.test", path); status != 414 {
 			t.Fatalf("1500-byte path at 1 KiB: status %d, want 414", status)
 		}
 		td.write(t, regexConfig, map[string]any{"Member": b.addr, "Input": "2KiB"})
@@ -103,7 +103,7 @@ func TestRegexInputBound(t *testing.T) {
 			td.write(t, regexConfig, map[string]any{"Member": b.addr})
 			td.reload(t)
 		})
-		if status, _, _ := rawGet(t, td.bound["http"], "re.test", path); status != 200 {
+		if status, _, _ := rawGet(t, td.bound.get("http"), "re.test", path); status != 200 {
 			t.Errorf("1500-byte path at 2 KiB: status %d, want 200", status)
 		}
 	})

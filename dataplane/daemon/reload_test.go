@@ -237,7 +237,7 @@ func TestAdminAPIErrors(t *testing.T) {
 // pool stays as it was.
 func TestAPIMembersPassTheAddressRule(t *testing.T) {
 	td := startDaemon(t, apiPoolConfig, map[string]any{"Strict": true, "Seed": []string{}, "Version": 1})
-	_, healthPort, _ := net.SplitHostPort(td.bound["health"])
+	_, healthPort, _ := net.SplitHostPort(td.bound.get("health"))
 	// The last one is the health listener itself: were it taken, the GET
 	// below would get ramjetd's /metrics (and no request goes anywhere
 	// else even then).
@@ -287,7 +287,7 @@ func TestAdminSocketMode(t *testing.T) {
 // scrape returns the health listener's /metrics.
 func scrape(t *testing.T, td *testDaemon) string {
 	t.Helper()
-	resp, err := http.Get("http://" + td.bound["health"] + "/metrics")
+	resp, err := http.Get("http://" + td.bound.get("health") + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

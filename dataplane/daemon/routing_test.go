@@ -75,7 +75,7 @@ func TestRouting(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			status, body, header := rawGet(t, td.bound["http"], tc.host, tc.path)
+			status, body, header := rawGet(t, td.bound.get("http"), tc.host, tc.path)
 			if status != tc.status || !strings.HasPrefix(body, tc.body) {
 				t.Fatalf("got %d %q, want %d %q...", status, body, tc.status, tc.body)
 			}
@@ -98,13 +98,13 @@ func TestRouting(t *testing.T) {
 		}
 	})
 	t.Run("a route serving ACME challenges is not redirected", func(t *testing.T) {
-		status, body, _ := rawGet(t, td.bound["http"], "secure.example.com", "/.well-known/acme-challenge/token")
+		status, body, _ := rawGet(t, td.bound.get("http"), "secure.example.com", "/.well-known/acme-challenge/token")
 		if status != 200 || !strings.HasPrefix(body, "web GET /.well-known/acme-challenge/token") {
 			t.Fatalf("got %d %q", status, body)
 		}
 	})
 	t.Run("default certificate is the fake one", func(t *testing.T) {
-		conn, err := tls.Dial("tcp", td.bound["https"], &tls.Config{InsecureSkipVerify: true, ServerName: "www.example.com"})
+		conn, err := tls.Dial("tcp", td.bound.get("https"), &tls.Config{InsecureSkipVerify: true, ServerName: "www.example.com"})
 		if err != nil {
 			t.Fatal(err)
 		}

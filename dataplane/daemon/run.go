@@ -206,7 +206,7 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 		ErrorLog:          srv.ErrorLog,
 	}
 	d.addServer(&namedServer{name: name, server: srv, fast: fast, ln: ln})
-	d.bound[name] = inner.Addr().String()
+	d.bound.set(name, inner.Addr().String())
 	d.serve("listener "+name, srv, fast.Listener(ln))
 	return nil
 }
@@ -241,7 +241,7 @@ func (d *Daemon) startHealth() error {
 	if err != nil {
 		return fmt.Errorf("server.health.address: %w", err)
 	}
-	d.bound["health"] = ln.Addr().String()
+	d.bound.set("health", ln.Addr().String())
 	metricsHandler := promhttp.HandlerFor(d.metrics.Registry, promhttp.HandlerOpts{})
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -267,10 +267,7 @@ func (d *Daemon) startHealth() error {
 // Status describes what is serving; the admin API shows it.
 func (d *Daemon) Status() admin.Status {
 	gen := d.current.Load()
-	listeners := make(map[string]string, len(d.bound))
-	for k, v := range d.bound {
-		listeners[k] = v
-	}
+	listeners := d.bound.all()
 	return admin.Status{
 		Generation:   gen.number,
 		ConfigDigest: gen.digest,

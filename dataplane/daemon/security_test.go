@@ -39,7 +39,7 @@ func TestSmugglingAndOversizedHeaders(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			before := b.requests.Load()
-			conn, br := dialRaw(t, td.bound["http"], tc.request)
+			conn, br := dialRaw(t, td.bound.get("http"), tc.request)
 			resp, err := http.ReadResponse(br, nil)
 			if err != nil {
 				t.Fatalf("reading the answer: %v", err)
@@ -73,7 +73,7 @@ const smuggle = "POST / HTTP/1.1\r\nHost: app.test\r\nContent-Length: 35\r\nTran
 func TestSmugglingOverTLS(t *testing.T) {
 	b := startBackend(t, echo("b"))
 	td := startDaemon(t, poolConfig, map[string]any{"Members": []string{b.addr}})
-	conn, err := tls.Dial("tcp", td.bound["https"], &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+	conn, err := tls.Dial("tcp", td.bound.get("https"), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestHealthListener(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.path, func(t *testing.T) {
-			status, body, _ := rawGet(t, td.bound["health"], "localhost", tc.path)
+			status, body, _ := rawGet(t, td.bound.get("health"), "localhost", tc.path)
 			if status != tc.status || !strings.Contains(body, tc.want) {
 				t.Errorf("got %d, want %d containing %q; body:\n%.2000s", status, tc.status, tc.want, body)
 			}
@@ -145,10 +145,10 @@ func TestGracefulShutdown(t *testing.T) {
 		close(stopped)
 	}()
 	time.Sleep(100 * time.Millisecond)
-	if status, _, _ := rawGet(t, td.bound["health"], "localhost", "/readyz"); status != 503 {
+	if status, _, _ := rawGet(t, td.bound.get("health"), "localhost", "/readyz"); status != 503 {
 		t.Errorf("/readyz during the drain: %d, want 503", status)
 	}
-	resp := rawRequest(t, td.bound["http"], "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
+	resp := rawRequest(t, td.bound.get("http"), "GET / HTTP/1.1\r\nHost: app.test\r\n\r\n")
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !resp.Close {
 		t.Errorf("a keep-alive request during the drain: %d, close %t; want 200 with Connection: close", resp.StatusCode, resp.Close)
@@ -163,7 +163,7 @@ func TestGracefulShutdown(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("shutdown did not finish")
 	}
-	if _, err := net.DialTimeout("tcp", td.bound["http"], time.Second); err == nil {
+	if _, err := net.DialTimeout("tcp", td.bound.get("http"), time.Second); err == nil {
 		t.Error("the listener still accepts connections after shutdown")
 	}
 }
@@ -210,7 +210,7 @@ tenants:
 	}
 	for _, tc := range cases {
 		t.Run(tc.sni, func(t *testing.T) {
-			conn, err := tls.Dial("tcp", td.bound["https"], &tls.Config{ServerName: tc.sni, RootCAs: roots, InsecureSkipVerify: tc.want == "default.test"})
+			conn, err := tls.Dial("tcp", td.bound.get("https"), &tls.Config{ServerName: tc.sni, RootCAs: roots, InsecureSkipVerify: tc.want == "default.test"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -226,7 +226,7 @@ tenants:
 	writeFile(t, dir, "exact.crt", newCert)
 	writeFile(t, dir, "exact.key", newKey)
 	td.reload(t)
-	conn, err := tls.Dial("tcp", td.bound["https"], &tls.Config{ServerName: "www.example.com", RootCAs: roots})
+	conn, err := tls.Dial("tcp", td.bound.get("https"), &tls.Config{ServerName: "www.example.com", RootCAs: roots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestHTTP2Limits(t *testing.T) {
 	b := startBackend(t, echo("b"))
 	td := startDaemon(t, strings.Replace(poolConfig, "  admin:", "  limits: {http2_max_concurrent_streams: 7}\n  admin:", 1), map[string]any{"Members": []string{b.addr}})
 	// Read the server's SETTINGS frame on a raw HTTP/2 connection.
-	conn, err := tls.Dial("tcp", td.bound["https"], &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+	conn, err := tls.Dial("tcp", td.bound.get("https"), &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestSlowClientsAreCut(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", td.bound["http"])
+			conn, err := net.Dial("tcp", td.bound.get("http"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -299,7 +299,7 @@ func TestSlowClientsAreCut(t *testing.T) {
 			if elapsed := time.Since(start); elapsed > 3*time.Second {
 				t.Errorf("the connection stayed open %v, want it closed after about 300ms", elapsed)
 			}
-			if status, _, _ := rawGet(t, td.bound["http"], "app.test", "/"); status != 200 {
+			if status, _, _ := rawGet(t, td.bound.get("http"), "app.test", "/"); status != 200 {
 				t.Errorf("a normal client got %d", status)
 			}
 		})
@@ -324,7 +324,7 @@ func TestRequestBodyTimeout(t *testing.T) {
 	td := startDaemon(t, config, map[string]any{"Members": []string{b.addr}})
 	for _, length := range []string{"100", "200000"} {
 		t.Run("announced "+length+" bytes, sent 3", func(t *testing.T) {
-			conn, err := net.Dial("tcp", td.bound["http"])
+			conn, err := net.Dial("tcp", td.bound.get("http"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -129,7 +129,7 @@ func TestSendTimeoutHTTP1(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			conn := dialSmallWindow(t, td.bound[tc.listener])
+			conn := dialSmallWindow(t, td.bound.get(tc.listener))
 			if tc.listener == "https" {
 				tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true, ServerName: "app.test", NextProtos: []string{"http/1.1"}})
 				if err := tc.Handshake(); err != nil {
@@ -180,7 +180,7 @@ func TestSendTimeoutHTTP2(t *testing.T) {
 	b, member := startBigAnswers(t)
 	td := startDaemon(t, sendConfig, map[string]any{"Member": b.addr})
 	t.Run("a stream without a window", func(t *testing.T) {
-		h := dialH2(t, td.bound["https"], 0)
+		h := dialH2(t, td.bound.get("https"), 0)
 		h.request(t, 1, "/big?stream")
 		start := time.Now()
 		code := h.waitForReset(t, 1, 5*time.Second)
@@ -199,7 +199,7 @@ func TestSendTimeoutHTTP2(t *testing.T) {
 		}
 	})
 	t.Run("a connection not read", func(t *testing.T) {
-		h := dialH2(t, td.bound["https"], 1<<30)
+		h := dialH2(t, td.bound.get("https"), 1<<30)
 		h.request(t, 1, "/big?connection") // and never read
 		member.waitReleased(t, "connection", 10*time.Second)
 		td.waitSendTimeouts(t, 2, 5*time.Second)

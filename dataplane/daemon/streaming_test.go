@@ -445,7 +445,7 @@ func wsDial(t *testing.T, td *testDaemon, listener, path string) *wsConn {
 	var err error
 	if listener == "https" {
 		var tc *tls.Conn
-		tc, err = tls.DialWithDialer(&net.Dialer{Timeout: streamTimeout}, "tcp", td.bound["https"],
+		tc, err = tls.DialWithDialer(&net.Dialer{Timeout: streamTimeout}, "tcp", td.bound.get("https"),
 			&tls.Config{InsecureSkipVerify: true, ServerName: "ws.test", NextProtos: []string{"http/1.1"}})
 		if err == nil {
 			if p := tc.ConnectionState().NegotiatedProtocol; p != "http/1.1" {
@@ -455,7 +455,7 @@ func wsDial(t *testing.T, td *testDaemon, listener, path string) *wsConn {
 		}
 		conn = tc
 	} else {
-		conn, err = net.DialTimeout("tcp", td.bound["http"], streamTimeout)
+		conn, err = net.DialTimeout("tcp", td.bound.get("http"), streamTimeout)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -838,7 +838,7 @@ func TestHTTPSMemberVerification(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			requests, conns := tc.be.requests.Load(), tc.be.conns.Load()
-			status, body, _ := rawGet(t, td.bound["http"], tc.host, "/check")
+			status, body, _ := rawGet(t, td.bound.get("http"), tc.host, "/check")
 			if status != tc.status || !strings.HasPrefix(body, tc.body) {
 				t.Fatalf("got %d %q, want %d %q...", status, body, tc.status, tc.body)
 			}

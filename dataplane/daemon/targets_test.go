@@ -87,14 +87,14 @@ type path struct {
 // everyPath lists the five ways a request can go through ramjetd.
 var everyPath = []path{
 	{"fast server, fast client", func(t *testing.T, td *testDaemon, host, target string) *http.Response {
-		return rawRequest(t, td.bound["http"], "GET "+target+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
+		return rawRequest(t, td.bound.get("http"), "GET "+target+" HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
 	}},
 	{"net/http server, fast client", func(t *testing.T, td *testDaemon, host, target string) *http.Response {
 		// A Content-Length field is not for the fast path to read.
-		return rawRequest(t, td.bound["http"], "GET "+target+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		return rawRequest(t, td.bound.get("http"), "GET "+target+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 	}},
 	{"net/http server, net/http client", func(t *testing.T, td *testDaemon, host, target string) *http.Response {
-		return rawRequest(t, td.bound["http"], "POST "+target+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx")
+		return rawRequest(t, td.bound.get("http"), "POST "+target+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx")
 	}},
 	{"HTTP/2, fast client", func(t *testing.T, td *testDaemon, host, target string) *http.Response {
 		return h2Request(t, td, http.MethodGet, host, target)
@@ -114,7 +114,7 @@ func h2Request(t *testing.T, td *testDaemon, method, host, target string) *http.
 	t.Cleanup(cancel)
 	req := (&http.Request{
 		Method: method,
-		URL:    &url.URL{Scheme: "https", Host: td.bound["https"], Opaque: target},
+		URL:    &url.URL{Scheme: "https", Host: td.bound.get("https"), Opaque: target},
 		Header: http.Header{},
 		Host:   host,
 		Body:   http.NoBody,
@@ -321,7 +321,7 @@ func TestServerHeader(t *testing.T) {
 	})
 	plain, h2 := everyPath[0], everyPath[3]
 	framing := path{"ambiguous framing", func(t *testing.T, td *testDaemon, host, target string) *http.Response {
-		return rawRequest(t, td.bound["http"], "POST "+target+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+		return rawRequest(t, td.bound.get("http"), "POST "+target+" HTTP/1.1\r\nHost: "+host+"\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
 	}}
 	type answer struct {
 		name         string
@@ -378,7 +378,7 @@ func TestServerHeader(t *testing.T) {
 				td.write(t, strings.Replace(targetsConfig, `"{{.Member}}"`, `"{{.Upgrading}}"`, 1), map[string]any{
 					"Upgrading": upgrading.addr, "H2C": h2cMember.addr, "Down": data["Down"], "Tokens": tokens})
 				td.reload(t)
-				conn, br := dialRaw(t, td.bound["http"], "GET /ws HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
+				conn, br := dialRaw(t, td.bound.get("http"), "GET /ws HTTP/1.1\r\nHost: app.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n")
 				defer conn.Close()
 				resp, err := http.ReadResponse(br, nil)
 				if err != nil {

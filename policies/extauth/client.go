@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/netip"
-	"net/url"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -28,11 +28,21 @@ type client struct {
 	maxRequests int64 // 0: connections are not reused
 }
 
-func newClient(cfg *config.ExternalAuth, u *url.URL, connect, response time.Duration, loopback bool) (*client, error) {
+// newClient builds the client to the service of the URL u; self, when not
+// nil, gives the address of ramjetd's own listener every subrequest goes
+// to instead.
+func newClient(cfg *config.ExternalAuth, u *config.AuthURLParts, self func() string, loopback bool, connect, response time.Duration) (*client, error) {
 	dialer := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second, ControlContext: addressRule(loopback)}
+	dial := dialer.DialContext
+	if self != nil {
+		dialer.ControlContext = nil // ramjetd's own listener, not an address of the configuration
+		dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, self())
+		}
+	}
 	t := &http.Transport{
 		Proxy:                  nil, // never an environment proxy
-		DialContext:            dialer.DialContext,
+		DialContext:            dial,
 		ResponseHeaderTimeout:  response,
 		MaxResponseHeaderBytes: upstream.MaxResponseHeaderBytes,
 		DisableCompression:     true,
@@ -49,14 +59,76 @@ func newClient(cfg *config.ExternalAuth, u *url.URL, connect, response time.Dura
 		}
 		t.DialContext = countedDial(dialer.DialContext)
 	}
-	if u.Scheme == "https" {
-		tlsConfig, err := tlsConfigOf(cfg.TLS, u)
+	switch {
+	case u.Scheme == "https" && self != nil:
+		t.DialTLSContext = selfTLSDial(t.DialContext, connect)
+	case u.Scheme == "https":
+		tlsConfig, err := tlsConfigOf(cfg.TLS, u.Host)
 		if err != nil {
 			return nil, err
 		}
 		t.DialTLSContext = tlsDial(t.DialContext, tlsConfig, connect)
 	}
 	return c, nil
+}
+
+// selfAddress gives the address of the listener a self subrequest goes to
+// (config.ExternalAuth.Self), nil without self: the address the listener
+// is bound to (or else its configured one), loopback when it listens on
+// every address.
+func selfAddress(cfg *config.ExternalAuth, u *config.AuthURLParts, opts Options) (func() string, error) {
+	if !cfg.Self {
+		return nil, nil
+	}
+	name := config.SelfListener(opts.Listeners, u.Scheme == "https")
+	if name == "" {
+		return nil, fmt.Errorf("self: no listener for %s subrequests", u.Scheme)
+	}
+	configured := opts.Listeners[name].Address
+	if _, _, err := net.SplitHostPort(configured); err != nil {
+		return nil, fmt.Errorf("self: listener %s: %w", name, err)
+	}
+	return func() string {
+		addr := configured
+		if opts.Bound != nil {
+			if bound := opts.Bound(name); bound != "" {
+				addr = bound
+			}
+		}
+		return loopbackFor(addr)
+	}, nil
+}
+
+// loopbackFor is addr with an unspecified (or empty) host replaced by the
+// loopback address of its family.
+func loopbackFor(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	ip, err := netip.ParseAddr(host)
+	switch {
+	case host == "" || err == nil && ip.Is4() && ip.IsUnspecified():
+		host = "127.0.0.1"
+	case err == nil && ip.IsUnspecified():
+		host = "::1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// selfTLSDial connects to ramjetd's own TLS listener with the server name
+// of the subrequest's host, so that the listener picks that host's
+// certificate and client-certificate rule. The certificate is not
+// verified: the address is ramjetd's own.
+func selfTLSDial(dial dialFunc, connect time.Duration) dialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		name, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			name = addr
+		}
+		c := &tls.Config{ServerName: name, InsecureSkipVerify: true, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+		return tlsDial(dial, c, connect)(ctx, network, addr)
+	}
 }
 
 // addressRule is the dialer's check of every address it connects to, IP
@@ -75,8 +147,13 @@ func addressRule(loopback bool) func(context.Context, string, string, syscall.Ra
 	}
 }
 
-func tlsConfigOf(t *config.AuthTLS, u *url.URL) (*tls.Config, error) {
-	c := &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
+// tlsConfigOf is the verification of an https service at hostport.
+func tlsConfigOf(t *config.AuthTLS, hostport string) (*tls.Config, error) {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	c := &tls.Config{ServerName: strings.Trim(host, "[]"), MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	if t == nil {
 		return c, nil
 	}

@@ -23,6 +23,7 @@ package extauth
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -44,6 +45,13 @@ type Options struct {
 	AllowLoopback bool
 	// Log receives a line for each subrequest that failed.
 	Log *slog.Logger
+	// Listeners are ramjetd's listeners, where a self subrequest
+	// (config.ExternalAuth.Self) goes.
+	Listeners map[string]*config.Listener
+	// Bound, when set, is the address a listener is bound to ("" before
+	// it is), which a self subrequest prefers to the configured one (port
+	// 0 in the configuration binds any port).
+	Bound func(listener string) string
 	// Counters count outcomes, [source][outcome]: source 0 the service, 1
 	// the cache; outcome 0 allowed, 1 unauthorized, 2 forbidden, 3 failed
 	// (metrics.Metrics.ExternalAuth). Nil counts nothing.
@@ -53,10 +61,14 @@ type Options struct {
 // Handler judges each request by the service's answer before passing it to
 // the next handler.
 type Handler struct {
-	url             *url.URL
+	url             *url.URL // the service's URL, unless it has variables
+	urlTemplate     template // the service's URL with variables, parsed per request
+	rawURL          string   // the service's URL as configured, for logs
+	self            bool     // subrequests go to ramjetd itself, marked by selfHeader
 	method          string
 	sendOriginalURI bool // a method was configured: X-Original-URI, as ingress-nginx
 	requestRedirect string
+	redirectVars    template // requestRedirect with variables
 	setHeaders      http.Header
 	copyHeaders     []string // canonical names
 	signin          *signin
@@ -72,19 +84,29 @@ type Handler struct {
 // New builds the policy of cfg, validated, in front of next; it reads the
 // CA file and builds the client to the service.
 func New(cfg *config.ExternalAuth, opts Options, next exchange.Handler) (*Handler, error) {
-	u, err := url.Parse(cfg.URL)
+	parts, err := config.ParseAuthURL(cfg.URL, false)
+	if err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	self, err := selfAddress(cfg, parts, opts)
 	if err != nil {
 		return nil, err
 	}
 	connect, response := timeoutsOf(cfg.Timeouts)
-	c, err := newClient(cfg, u, connect, response, opts.AllowLoopback)
+	c, err := newClient(cfg, parts, self, opts.AllowLoopback, connect, response)
 	if err != nil {
 		return nil, err
 	}
 	h := &Handler{
-		url: u, method: cfg.Method, sendOriginalURI: cfg.Method != "", requestRedirect: cfg.RequestRedirect,
+		urlTemplate: newTemplate(cfg.URL), rawURL: cfg.URL, self: cfg.Self,
+		method: cfg.Method, sendOriginalURI: cfg.Method != "", requestRedirect: cfg.RequestRedirect, redirectVars: newTemplate(cfg.RequestRedirect),
 		setHeaders: http.Header{}, signin: newSignin(cfg.SigninURL, cfg.SigninRedirectParam),
 		alwaysCookie: cfg.AlwaysSetCookie, timeout: connect + response, client: c, counters: opts.Counters, log: opts.Log, next: next,
+	}
+	if h.urlTemplate == nil {
+		if h.url, err = url.Parse(cfg.URL); err != nil {
+			return nil, fmt.Errorf("url: %w", err)
+		}
 	}
 	if h.method == "" {
 		h.method = http.MethodGet
@@ -115,8 +137,16 @@ func timeoutsOf(t *config.Timeouts) (connect, response time.Duration) {
 // finish. The daemon calls it when a reload replaces the policy.
 func (h *Handler) Close() { h.client.close() }
 
-// Serve asks the service (or the cache) and passes x on, or answers.
+// Serve asks the service (or the cache) and passes x on, or answers. A
+// self subrequest of ramjetd that reaches external authentication again is
+// a loop, answered 500.
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
+	if isSelfSubrequest(x.HTTP) {
+		h.log.Warn("external authentication: a self subrequest reached a route with external authentication (a loop): answering 500; "+
+			"the authentication service's route must not be authenticated itself", "url", h.rawURL)
+		fail(w, x.HTTP)
+		return
+	}
 	o := h.judge(x)
 	switch {
 	case o.status == http.StatusOK:
@@ -173,16 +203,24 @@ func (h *Handler) count(source int, o *outcome) *outcome {
 func (h *Handler) ask(x *exchange.Request) *outcome {
 	ctx, cancel := context.WithTimeout(x.HTTP.Context(), h.timeout)
 	defer cancel()
-	resp, err := h.client.roundTrip(h.subrequest(ctx, x))
-	if err != nil {
-		h.log.Warn("external authentication failed: answering 500", "url", h.url.Redacted(), "error", err)
-		return failed
+	req, err := h.subrequest(ctx, x)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = h.client.roundTrip(req); err == nil {
+			return h.read(resp)
+		}
 	}
+	h.log.Warn("external authentication failed: answering 500", "url", h.rawURL, "error", err)
+	return failed
+}
+
+// read is the outcome of the service's answer.
+func (h *Handler) read(resp *http.Response) *outcome {
 	defer resp.Body.Close()
 	io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrainBytes))
 	o := h.outcomeOf(resp)
 	if o == failed {
-		h.log.Warn("external authentication answered neither 2xx, 401 nor 403: answering 500", "url", h.url.Redacted(), "status", resp.StatusCode)
+		h.log.Warn("external authentication answered neither 2xx, 401 nor 403: answering 500", "url", h.rawURL, "status", resp.StatusCode)
 	}
 	return o
 }

@@ -237,6 +237,10 @@ func TestSignin(t *testing.T) {
 			want: "https://login.example.com/start?rd=https://app.test/"},
 		{name: "custom parameter", signin: "https://login.example.com/", param: "return_to", target: "/p",
 			want: "https://login.example.com/?return_to=http://app.test%2Fp"},
+		{name: "variables, parameter set", signin: "https://$host/oauth2/start?rd=$escaped_request_uri", target: "/p?q=1",
+			want: "https://app.test/oauth2/start?rd=%2Fp%3Fq%3D1"},
+		{name: "variables, rd appended", signin: "$scheme://$host/oauth2/start", target: "/p",
+			want: "http://app.test/oauth2/start?rd=http://app.test%2Fp"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,10 +13,12 @@ import (
 // auth-signin: the page's URL gets
 // "<param>=<scheme>://<host><escaped request URI>" appended (after "?", or
 // "&" when it has a query already), unless its query has the parameter
-// already, in which case it is used as it is.
+// already, in which case it is used as it is. Variables in the URL
+// (config.AuthVariables) are interpolated for each request.
 type signin struct {
 	prefix string // the URL up to the original URL's value; "" when the URL is used as it is
 	url    string
+	vars   template // prefix, or url when prefix is "", with variables
 }
 
 func newSignin(raw, param string) *signin {
@@ -26,26 +28,35 @@ func newSignin(raw, param string) *signin {
 	if param == "" {
 		param = config.DefaultAuthSigninParam
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil
-	}
-	q := u.Query()
+	_, query, hasQuery := strings.Cut(raw, "?")
+	q, _ := url.ParseQuery(query)
+	s := &signin{url: raw}
 	switch {
 	case q.Get(param) != "":
-		return &signin{url: raw}
-	case len(q) == 0:
-		return &signin{prefix: raw + "?" + param + "=", url: raw}
+		s.vars = newTemplate(raw)
+		return s
+	case !hasQuery || len(q) == 0:
+		s.prefix = raw + "?" + param + "="
+	default:
+		s.prefix = raw + "&" + param + "="
 	}
-	return &signin{prefix: raw + "&" + param + "=", url: raw}
+	s.vars = newTemplate(s.prefix)
+	return s
 }
 
 // location is the redirect's target for x.
 func (s *signin) location(x *exchange.Request) string {
 	if s.prefix == "" {
+		if s.vars != nil {
+			return s.vars.expand(x)
+		}
 		return s.url
 	}
-	return s.prefix + x.Scheme + "://" + x.HTTP.Host + escapeURIComponent(requestURI(x.HTTP))
+	prefix := s.prefix
+	if s.vars != nil {
+		prefix = s.vars.expand(x)
+	}
+	return prefix + x.Scheme + "://" + x.HTTP.Host + escapeURIComponent(requestURI(x.HTTP))
 }
 
 // escapeURIComponent escapes every byte but letters, digits and "-._~", as

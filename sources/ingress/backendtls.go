@@ -62,10 +62,11 @@ func (t *translation) backendTLS() {
 
 // externalAuthTLS applies --backend-tls-verify to an https auth-url: with
 // always it is verified against the system's roots, for the URL's host;
-// with annotated it is not, as ingress-nginx does not verify it.
+// with annotated it is not, as ingress-nginx does not verify it. A self
+// subrequest (ramjetd asking itself) is never verified.
 func (t *translation) externalAuthTLS() {
 	auth := t.c.Settings.Policies.ExternalAuth
-	if auth == nil || t.opts.BackendTLSVerify != VerifyAnnotated || !strings.HasPrefix(auth.URL, "https:") {
+	if auth == nil || auth.Self || t.opts.BackendTLSVerify != VerifyAnnotated || !strings.HasPrefix(auth.URL, "https:") {
 		return
 	}
 	skipped := *auth
