@@ -209,8 +209,8 @@ backend backend
 // setting: ramjetd keeps up to 320 idle connections per member. With Auth,
 // the route's external_auth asks the backend's /auth (a loopback address,
 // which allow_loopback_members permits), keeping up to 128 connections to
-// it as nginx's upstream does, and, cached, remembers the answers 5
-// minutes by the Authorization header.
+// it for a million requests each as nginx's upstream does, and, cached,
+// remembers the answers 5 minutes by the Authorization header.
 var ramjetdConfig = template.Must(template.New("ramjetd").Parse(`server:
   listeners:
     http: {address: "127.0.0.1:{{.HTTP}}"}
@@ -233,7 +233,7 @@ tenants:
             policies:
               external_auth:
                 url: "http://127.0.0.1:{{.Backend}}/auth"
-                keepalive: {connections: 128}
+                keepalive: {connections: 128, requests: 1000000}
                 {{- if eq .Auth "cached"}}
                 cache: {key: ["header:Authorization"], allowed: 5m, unauthorized: 5m}
                 {{- end}}

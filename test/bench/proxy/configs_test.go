@@ -69,8 +69,8 @@ func TestRamjetdAuthConfig(t *testing.T) {
 			if ea == nil {
 				return
 			}
-			if ea.URL != "http://127.0.0.1:8003/auth" || ea.Keepalive == nil || ea.Keepalive.Connections != 128 {
-				t.Errorf("external_auth %+v, want the backend's /auth with 128 kept-alive connections", ea)
+			if ea.URL != "http://127.0.0.1:8003/auth" || ea.Keepalive == nil || ea.Keepalive.Connections != 128 || ea.Keepalive.Requests != 1000000 {
+				t.Errorf("external_auth %+v, want the backend's /auth with 128 kept-alive connections of a million requests", ea)
 			}
 			var key []string
 			if ea.Cache != nil {
