@@ -57,8 +57,9 @@ deps:
 	fi
 	$(GO) mod download
 
-## tools: kube-apiserver, kubectl, etcd and helm for the end-to-end tests,
-## built from pinned modules into .cache/bin (about ten minutes the first
+## tools: kube-apiserver, kubectl, etcd, helm, oauth2-proxy and oidc (an
+## OpenID Connect provider) for the end-to-end tests, built from pinned
+## modules into .cache/bin (about ten minutes the first
 ## time on two cores, then cached)
 tools:
 	./test/tools/build.sh $(BIN)

@@ -31,6 +31,7 @@ tenants:
                 response_headers: [X-Auth-Request-User]
                 keepalive: {connections: 8}
                 {{if .Cache}}cache: {key: ["header:Authorization"]}{{end}}
+                {{if .Timeout}}timeouts: {response: {{.Timeout}}}{{end}}
     pools:
       p:
         members: ["{{.Member}}"]
@@ -94,6 +95,36 @@ func TestExternalAuth(t *testing.T) {
 				t.Errorf("WWW-Authenticate = %q, want %q", got, tt.wantAuth)
 			}
 		})
+	}
+}
+
+// TestExternalAuthSlowService: a service that answers later than the
+// route's response timeout (timeouts.response, 60s unless set; the
+// controller always leaves it so, as ingress-nginx does) gets the request
+// a 500 from ramjetd, and the member never sees it. It asserts what the
+// answer is, never how soon it came.
+func TestExternalAuthSlowService(t *testing.T) {
+	release := make(chan struct{})
+	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(auth.Close)
+	t.Cleanup(func() { close(release) }) // before auth.Close, which waits for its handlers
+	var calls atomic.Int64
+	member := startBackend(t, func(http.ResponseWriter, *http.Request) { calls.Add(1) })
+	td := startDaemon(t, extAuthConfig, map[string]any{"Auth": auth.URL, "Member": member.addr, "Timeout": "200ms"})
+	req, _ := http.NewRequest(http.MethodGet, td.url("http")+"/", nil)
+	req.Host = "app.test"
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("no answer while the service stalls: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError || calls.Load() != 0 {
+		t.Errorf("status = %d, member calls = %d; want 500 and none", resp.StatusCode, calls.Load())
 	}
 }
 

@@ -21,15 +21,16 @@ const modulePath = "github.com/ramjet-dev/ramjet"
 // binaries.
 const binEnv = "RAMJET_TEST_BIN"
 
-// binaries are the programs the harness runs, all built by
+// binaries are the programs the harness and the tests run, all built by
 // test/tools/build.sh.
-var binaries = []string{"etcd", "kube-apiserver", "kubectl", "helm"}
+var binaries = []string{"etcd", "kube-apiserver", "kubectl", "helm", "oauth2-proxy", "oidc"}
 
 // binDir is BinDir's result, computed once per test binary: a failed
 // build is not retried by every test of the package.
 var binDir = sync.OnceValues(findBinaries)
 
-// BinDir returns the folder holding etcd, kube-apiserver and kubectl:
+// BinDir returns the folder holding etcd, kube-apiserver, kubectl, helm,
+// oauth2-proxy and oidc (the programs of test/tools):
 // $RAMJET_TEST_BIN when set, otherwise .cache/bin under the root of the
 // main module (found by walking up from the working directory to its
 // go.mod). When one of them is missing it runs test/tools/build.sh into

@@ -255,3 +255,29 @@ func TestRamjet(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestNetworkRun runs the test OpenID Connect provider inside a network:
+// it listens on an address only the namespace has, answers there, keeps
+// its output in its log, and is gone after Stop.
+func TestNetworkRun(t *testing.T) {
+	t.Parallel()
+	n := NewNetwork(t)
+	a, err := n.AddAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := netip.AddrPortFrom(a, 9000).String()
+	p := n.Run(t, "oidc", "-listen", addr, "-client-id", "c", "-client-secret", "s", "-subject", "u", "-email", "u@example.test")
+	discovery := "http://" + addr + "/oidc/.well-known/openid-configuration"
+	p.WaitHTTP(t, 30*time.Second, discovery, http.StatusOK)
+	if body := get(t, http.DefaultClient, discovery); !strings.Contains(body, `"issuer":"http://`+addr+`/oidc"`) {
+		t.Errorf("discovery document %s, want the issuer http://%s/oidc", body, addr)
+	}
+	if log := p.Log(); !strings.Contains(log, "http://"+addr+"/oidc\n") {
+		t.Errorf("log %q, want the issuer printed", log)
+	}
+	p.Stop()
+	if _, err := http.Get(discovery); err == nil {
+		t.Errorf("GET %s worked after Stop", discovery)
+	}
+}

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Builds the programs the end-to-end tests run: kube-apiserver and kubectl
-# (k8s.io/kubernetes), etcd and helm, each from its pinned module under
-# test/tools/, into the cache folder given as $1 (default .cache/bin).
-# A program is rebuilt only when its module's go.sum changed: the first build
-# of kube-apiserver takes about ten minutes on two cores.
+# (k8s.io/kubernetes), etcd, helm, oauth2-proxy and oidc (a small OpenID
+# Connect provider), each from its pinned module under test/tools/, into the
+# cache folder given as $1 (default .cache/bin). A program is rebuilt only
+# when its module's go.mod, go.sum or own main.go changed: the first build of
+# kube-apiserver takes about ten minutes on two cores.
 set -eu
 tools=$(cd "$(dirname "$0")" && pwd)
 bin=${1:-$tools/../../.cache/bin}
@@ -11,12 +12,15 @@ mkdir -p "$bin"
 bin=$(cd "$bin" && pwd)
 
 # build MODULE OUTPUT PACKAGE [LDFLAGS]: builds PACKAGE of test/tools/MODULE
-# as $bin/OUTPUT unless the stamp of the module's go.sum (and the link flags)
-# says it is current.
+# as $bin/OUTPUT unless the stamp of the module's go.mod and go.sum, its
+# main.go when the module is a program of its own, and the link flags says
+# it is current.
 build() {
 	module=$1 out=$2 pkg=$3 ldflags=${4:-}
 	stamp="$bin/.$out.stamp"
-	want=$( (cat "$tools/$module/go.mod" "$tools/$module/go.sum"; echo "$ldflags") | sha256sum | cut -d' ' -f1)
+	main=""
+	if [ -f "$tools/$module/main.go" ]; then main="$tools/$module/main.go"; fi
+	want=$( (cat "$tools/$module/go.mod" "$tools/$module/go.sum" $main; echo "$ldflags") | sha256sum | cut -d' ' -f1)
 	if [ -x "$bin/$out" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 		return
 	fi
@@ -41,3 +45,5 @@ build etcd etcd go.etcd.io/etcd/server/v3
 build kube kubectl k8s.io/kubernetes/cmd/kubectl "$kubever"
 build kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kubever"
 build helm helm helm.sh/helm/v3/cmd/helm
+build oauth2-proxy oauth2-proxy github.com/oauth2-proxy/oauth2-proxy/v7
+build oidc oidc .

@@ -37,6 +37,7 @@ func (t trial) progress() string {
 // warms it up, runs both passes and stops it.
 func (b *bench) runOne(ctx context.Context, k contender, c cell) (trial, error) {
 	d := b.backend
+	d.Auth = c.auth
 	var err error
 	if d.HTTP, err = freePort(); err != nil {
 		return trial{}, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -34,7 +35,27 @@ const (
 	newConnOffer = 1500
 )
 
-// cell is one situation measured for every contender.
+// auth is whether a cell's route asks an authentication service about
+// every request, as ingress-nginx's auth-url (nginx auth_request).
+type auth string
+
+const (
+	// noAuth is a route without external authentication.
+	noAuth auth = ""
+	// authAsked asks the service about every request.
+	authAsked auth = "asked"
+	// authCached remembers the service's answer by the Authorization
+	// header (ingress-nginx's auth-cache-key), so after the first request
+	// the service is not asked.
+	authCached auth = "cached"
+)
+
+// authHeader is the header every request of an authenticated cell
+// carries, and the only one the authentication service lets through.
+const authHeader, authToken = "Authorization", "Bearer bench"
+
+// cell is one situation measured for every contender (those of an
+// authenticated cell: the contenders that have external authentication).
 type cell struct {
 	id   string // for -cells
 	name string // in the report
@@ -42,6 +63,7 @@ type cell struct {
 	path string // on the backend: /1k or /100k
 	mode mode
 	rate int // requests (or connections) per second of the fixed-rate pass
+	auth auth
 }
 
 // allCells are the cells of a full run, in order.
@@ -52,6 +74,17 @@ var allCells = []cell{
 	{id: "https-100k", name: "HTTPS/1.1 100 KiB", tls: true, path: "/100k", mode: keepAlive, rate: 1500},
 	{id: "handshake", name: "HTTPS new connection per request, 1 KiB", tls: true, path: "/1k", mode: newConn, rate: 500},
 	{id: "h2-1k", name: "HTTP/2 (TLS) 1 KiB", tls: true, path: "/1k", mode: http2, rate: 4000},
+	{id: "auth-1k", name: "HTTP/1.1 1 KiB, external auth", path: "/1k", mode: keepAlive, rate: 2000, auth: authAsked},
+	{id: "auth-cached-1k", name: "HTTP/1.1 1 KiB, external auth cached", path: "/1k", mode: keepAlive, rate: 2000, auth: authCached},
+}
+
+// headerArgs are the load generator's flags for the cell's request
+// headers (wrk and h2load spell them alike).
+func (c cell) headerArgs() []string {
+	if c.auth == noAuth {
+		return nil
+	}
+	return []string{"-H", authHeader + ": " + authToken}
 }
 
 // url is the cell's address on a proxy listening on httpPort and httpsPort.
@@ -75,29 +108,29 @@ type loadCommand struct {
 func (c cell) fullLoad(url string, conns int, d time.Duration) loadCommand {
 	switch c.mode {
 	case newConn:
-		return newConnCommand(url, newConnOffer, d, "")
+		return newConnCommand(url, newConnOffer, d, "", c.headerArgs())
 	case http2:
 		return loadCommand{
-			argv:     []string{"h2load", "-c", strconv.Itoa(conns / h2Streams), "-m", strconv.Itoa(h2Streams), "-D", seconds(d), url},
+			argv:     slices.Concat([]string{"h2load", "-c", strconv.Itoa(conns / h2Streams), "-m", strconv.Itoa(h2Streams), "-D", seconds(d)}, c.headerArgs(), []string{url}),
 			stopLoss: int64(conns),
 		}
 	}
-	return loadCommand{argv: []string{"wrk", "-t1", "-c", strconv.Itoa(conns), "-d", seconds(d), "--latency", url}}
+	return loadCommand{argv: slices.Concat([]string{"wrk", "-t1", "-c", strconv.Itoa(conns), "-d", seconds(d), "--latency"}, c.headerArgs(), []string{url})}
 }
 
 // fixedRate is the command of the latency pass: c.rate requests a second
 // for d, each logged into logFile.
 func (c cell) fixedRate(url string, d time.Duration, logFile string) loadCommand {
 	if c.mode == newConn {
-		return newConnCommand(url, c.rate, d, logFile)
+		return newConnCommand(url, c.rate, d, logFile, c.headerArgs())
 	}
 	argv, streams := []string{"h2load", "--h1"}, 1
 	if c.mode == http2 {
 		argv, streams = []string{"h2load", "-m", strconv.Itoa(h2Streams)}, h2Streams
 	}
 	return loadCommand{
-		argv: append(argv, "-c", strconv.Itoa(rateClients), "--rps", strconv.Itoa(c.rate/rateClients),
-			"-D", seconds(d), "--log-file", logFile, url),
+		argv: slices.Concat(argv, []string{"-c", strconv.Itoa(rateClients), "--rps", strconv.Itoa(c.rate / rateClients),
+			"-D", seconds(d), "--log-file", logFile}, c.headerArgs(), []string{url}),
 		stopLoss: int64(rateClients * streams),
 	}
 }
@@ -125,8 +158,9 @@ func pacing(rate int) (n int, period time.Duration) {
 }
 
 // newConnCommand opens rate new connections a second for d, one request
-// on each, with h2load (which, unlike wrk, does not resume TLS sessions).
-func newConnCommand(url string, rate int, d time.Duration, logFile string) loadCommand {
+// on each, with h2load (which, unlike wrk, does not resume TLS sessions),
+// and the header flags headers.
+func newConnCommand(url string, rate int, d time.Duration, logFile string, headers []string) loadCommand {
 	n := strconv.Itoa(int(float64(rate) * d.Seconds()))
 	perPeriod, period := pacing(rate)
 	argv := []string{"h2load", "--h1", "-c", n, "-n", n,
@@ -134,7 +168,7 @@ func newConnCommand(url string, rate int, d time.Duration, logFile string) loadC
 	if logFile != "" {
 		argv = append(argv, "--log-file", logFile)
 	}
-	return loadCommand{argv: append(argv, url)}
+	return loadCommand{argv: slices.Concat(argv, headers, []string{url})}
 }
 
 // seconds formats a whole number of seconds for wrk and h2load.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,7 +137,15 @@ func (rd *reportData) protocol(b *strings.Builder) {
 - **Measures**: CPU per request is the utime+stime of the proxy's processes (/proc/<pid>/stat; nginx's master and worker summed) over the pass, divided by the answers; core use is that CPU time over the pass's wall time. Background is /proc/stat's busy time less the proxy, the backend, the load generator and this program, in cores; it includes kernel work charged to no process.
 
 `, o.conns, o.conns/h2Streams, h2Streams, newConnOffer, o.warmup, o.duration, o.reps, o.rateDuration, rateClients)
+	if slices.ContainsFunc(rd.cells, func(cr cellResult) bool { return cr.cell.auth != noAuth }) {
+		b.WriteString(authProtocol)
+	}
 }
+
+// authProtocol describes the cells with external authentication.
+const authProtocol = `- **External authentication** (the cells "external auth"): the route asks an authentication service about every request before proxying it, as ingress-nginx's auth-url. The service is the backend's location /auth (the same nginx on CPU 1 for every proxy), which answers 200 to the load's Authorization: Bearer bench and 401 to anything else; each proxy is checked for that 401 before measuring. ramjetd: an external_auth policy with keepalive (128 connections of up to a million requests); nginx: auth_request to an internal location built like ingress-nginx's (no body, X-Original-URL, X-Original-Method, X-Auth-Request-Redirect, X-Sent-From) proxying to the backend's upstream (keepalive 128, keepalive_requests 1000000). ingress-nginx's own default is a new connection per subrequest (auth-keepalive 0); here both keep them. "cached": the answers are remembered 5 minutes by the Authorization header (ramjetd's external_auth cache, key header:Authorization; nginx proxy_cache on the auth location with proxy_cache_key $http_authorization, as ingress-nginx's auth-cache-key), so after the first request the service is not asked. HAProxy has no equivalent of auth_request (it takes a Lua or SPOE program of one's own): it is left out of these cells ("—").
+
+`
 
 // table writes one metric for every cell: each contender's median with
 // its spread, and ramjetd's ratios to the others.
@@ -182,6 +191,9 @@ func (rd *reportData) validity(b *strings.Builder) {
 	for _, cr := range rd.cells {
 		for i, name := range rd.names {
 			runs := cr.runs[i]
+			if len(runs) == 0 {
+				continue // a contender without the cell's feature
+			}
 			var bg, held float64 = 0, math.Inf(1)
 			var non2xx, errs int64
 			for _, r := range runs {

@@ -123,10 +123,17 @@ func (e *env) backend(name string) *harness.Backend { return e.network.Backend(e
 // the backends as ready endpoints.
 func (e *env) service(name string, backends ...*harness.Backend) {
 	e.t.Helper()
-	if _, err := cluster.Client.CoreV1().Services(e.ns).Create(e.ctx, harness.Service(e.ns, name, 80, harness.BackendPort), metav1.CreateOptions{}); err != nil {
+	e.servicePort(name, harness.BackendPort, ips(backends)...)
+}
+
+// servicePort creates the Service name (port 80) forwarding to port and its
+// EndpointSlice with the addresses as ready endpoints.
+func (e *env) servicePort(name string, port int32, addrs ...string) {
+	e.t.Helper()
+	if _, err := cluster.Client.CoreV1().Services(e.ns).Create(e.ctx, harness.Service(e.ns, name, 80, port), metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
-	if _, err := cluster.Client.DiscoveryV1().EndpointSlices(e.ns).Create(e.ctx, harness.EndpointSlice(e.ns, name, harness.BackendPort, ips(backends)...), metav1.CreateOptions{}); err != nil {
+	if _, err := cluster.Client.DiscoveryV1().EndpointSlices(e.ns).Create(e.ctx, harness.EndpointSlice(e.ns, name, port, addrs...), metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 }
