@@ -58,7 +58,7 @@ metadata:
   name: private
   namespace: %[1]s
   annotations:
-    nginx.ingress.kubernetes.io/enable-modsecurity: "true"
+    nginx.ingress.kubernetes.io/configuration-snippet: "deny all;"
 spec:
   ingressClassName: %[2]s
   rules:

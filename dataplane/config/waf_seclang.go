@@ -70,14 +70,19 @@ var allowedCtl = map[string]bool{
 // 1 to MaxWAFRequestBodyLimit. The error names the directive. It does not
 // parse rules: Coraza does that when ramjetd builds the WAF.
 func CheckDirectives(text string) error {
-	return eachDirective(text, checkDirective)
+	return eachDirective(text, func(line int, directive string) error {
+		if err := checkDirective(directive); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		return nil
+	})
 }
 
 // WAFRequestBodyLimit is the last SecRequestBodyLimit of directives that
 // CheckDirectives accepted, DefaultWAFRequestBodyLimit without one.
 func WAFRequestBodyLimit(directives string) int64 {
 	limit := int64(DefaultWAFRequestBodyLimit)
-	eachDirective(directives, func(line string) error {
+	eachDirective(directives, func(_ int, line string) error {
 		name, opts, _ := strings.Cut(line, " ")
 		if strings.EqualFold(name, "SecRequestBodyLimit") {
 			if n, err := strconv.ParseInt(strings.TrimSpace(opts), 10, 64); err == nil {
@@ -89,26 +94,32 @@ func WAFRequestBodyLimit(directives string) int64 {
 	return limit
 }
 
-// eachDirective calls fn with each directive line of text, read the way
-// Coraza's parser reads them, until fn fails.
-func eachDirective(text string, fn func(line string) error) error {
+// eachDirective calls fn with each directive of text and the number of
+// the line it starts on, read the way Coraza's parser reads them, until fn
+// fails.
+func eachDirective(text string, fn func(line int, directive string) error) error {
 	scanner := bufio.NewScanner(strings.NewReader(text))
 	scanner.Buffer(make([]byte, 0, 4096), MaxWAFDirectivesBytes+1)
 	var joined strings.Builder
+	number, start := 0, 0
 	for scanner.Scan() {
+		number++
 		line := strings.TrimSpace(scanner.Text())
 		if line == "" || line[0] == '#' {
 			continue
 		}
+		if joined.Len() == 0 {
+			start = number
+		}
 		if strings.HasPrefix(line, "`") || strings.HasSuffix(line, "`") {
-			return fmt.Errorf("backtick blocks (SecDataset) are not allowed")
+			return fmt.Errorf("line %d: backtick blocks (SecDataset) are not allowed", number)
 		}
 		if strings.HasSuffix(line, `\`) {
 			joined.WriteString(strings.TrimSuffix(line, `\`))
 			continue
 		}
 		joined.WriteString(line)
-		if err := fn(joined.String()); err != nil {
+		if err := fn(start, joined.String()); err != nil {
 			return err
 		}
 		joined.Reset()
@@ -117,7 +128,7 @@ func eachDirective(text string, fn func(line string) error) error {
 		return err
 	}
 	if joined.Len() > 0 {
-		return fn(joined.String())
+		return fn(start, joined.String())
 	}
 	return nil
 }
