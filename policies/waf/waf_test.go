@@ -214,3 +214,31 @@ func TestBuildRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestCheck: Check parses rules as Build does, standing in for the Core
+// Rule Set's rules that the directives update.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  *config.WAF
+		want string // a substring of the error; "" for none
+	}{
+		{"an update of a Core Rule Set rule", &config.WAF{CoreRules: true, Directives: `SecRuleUpdateTargetById 942100 "!ARGS:password"`}, ""},
+		{"the same update without the Core Rule Set", &config.WAF{Directives: `SecRuleUpdateTargetById 942100 "!ARGS:password"`}, `rule "942100" not found`},
+		{"an update of a rule outside the Core Rule Set's range", &config.WAF{CoreRules: true, Directives: `SecRuleUpdateActionById 12345 "pass"`}, `rule "12345" not found`},
+		{"an unknown operator", &config.WAF{Directives: `SecRule ARGS "@nope x" "id:1,phase:2,deny"`}, "operator nope not found"},
+		{"a refused directive", &config.WAF{Directives: "SecDataDir /tmp"}, `"SecDataDir" is not allowed`},
+		{"a valid rule", &config.WAF{Directives: `SecRule ARGS:q "@contains attack" "id:1,phase:2,deny,status:403,log,msg:'attack'"`}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Check(tc.cfg)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
