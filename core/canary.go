@@ -62,7 +62,7 @@ func (e *engine) attachCanary(c *Contribution, host string, p Path) bool {
 		e.note(c, PathConflict, "%s already has the canary %s, which is older; a main route takes one canary", where, main.Canary.Origin.Origin)
 		return false
 	case c.Settings.Protected && !sameAccess(c.Settings, main.Origin.Settings):
-		e.note(c, InvalidAnnotation, "the canary sets access control (basic auth, source ranges, client certificates, external authentication) that differs from that of its main %s for %s; a canary takes its main's access control, so this canary path is not served", main.Origin.Origin, where)
+		e.note(c, InvalidAnnotation, "the canary sets access control (basic auth, source ranges, client certificates, external authentication, ModSecurity) that differs from that of its main %s for %s; a canary takes its main's access control, so this canary path is not served", main.Origin.Origin, where)
 		return false
 	}
 	main.Canary = &Route{Origin: c, Backend: p.Backend, written: p.Path, pathType: p.Type}

@@ -11,7 +11,7 @@ import (
 )
 
 // TestBadIngressLeavesOthersServed: an Ingress asking for access control
-// Ramjet does not provide (ModSecurity) and one with a path that is not a
+// Ramjet does not provide (an access directive in a configuration-snippet) and one with a path that is not a
 // regular expression are not served (their hosts answer 404, fail closed)
 // and each gets a Warning Event saying why; the good Ingress stays served
 // and its later changes are still published.
