@@ -57,7 +57,7 @@ func (h *Handler) audit(tx types.Transaction, x *exchange.Request, blocked *type
 		slog.Bool("blocked", blocked != nil),
 	}
 	if blocked != nil {
-		attrs = append(attrs, slog.String("action", blocked.Action), slog.Int("status", blocked.Status), slog.Int("rule", blocked.RuleID))
+		attrs = append(attrs, slog.String("action", blocked.Action), slog.Int("status", answeredStatus(blocked)), slog.Int("rule", blocked.RuleID))
 	}
 	attrs = append(attrs, slog.Any("rules", matches))
 	h.log.LogAttrs(x.HTTP.Context(), slog.LevelWarn, "waf: request matched ModSecurity rules", attrs...)
@@ -71,6 +71,17 @@ func logs(m types.MatchedRule) bool {
 		return l.Log()
 	}
 	return m.Message() != ""
+}
+
+// answeredStatus is the status answer writes for an interruption.
+func answeredStatus(it *types.Interruption) int {
+	if it.Action == "redirect" && it.Data != "" {
+		if it.Status < 300 || it.Status > 399 {
+			return 302
+		}
+		return it.Status
+	}
+	return blockStatus(it)
 }
 
 func cut(s string) string {

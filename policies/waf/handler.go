@@ -130,10 +130,7 @@ func answer(w http.ResponseWriter, r *http.Request, it *types.Interruption) {
 		w.WriteHeader(status)
 		return
 	}
-	status := it.Status
-	if status < 400 || status > 599 {
-		status = http.StatusForbidden
-	}
+	status := blockStatus(it)
 	if it.Action == "drop" {
 		w.Header().Set("Connection", "close")
 	}
@@ -142,6 +139,15 @@ func answer(w http.ResponseWriter, r *http.Request, it *types.Interruption) {
 	if r.Method != http.MethodHead {
 		io.WriteString(w, http.StatusText(status)+": the request was refused by the web application firewall\n")
 	}
+}
+
+// blockStatus is the status of an interruption that is not a redirect:
+// the rule's, or 403 when it names none (or names no error).
+func blockStatus(it *types.Interruption) int {
+	if it.Status < 400 || it.Status > 599 {
+		return http.StatusForbidden
+	}
+	return it.Status
 }
 
 // bodyError answers a body that could not be read: 413 over the route's

@@ -71,6 +71,9 @@ func TestCoreRules(t *testing.T) {
 			if line.Blocked != tc.blocked || line.Path != "/" {
 				t.Errorf("audit line blocked %t path %q, want %t and /: %s", line.Blocked, line.Path, tc.blocked, got[0])
 			}
+			if tc.blocked && line.Status != 403 {
+				t.Errorf("audit line status %d, want 403: %s", line.Status, got[0])
+			}
 			if strings.Contains(got[0], "ramjet-test") {
 				t.Errorf("the audit line holds a request header value: %s", got[0])
 			}
