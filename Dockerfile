@@ -17,7 +17,9 @@ RUN go mod download
 COPY . .
 ARG VERSION=""
 ARG COMMIT=""
-RUN CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath \
+# no_fs_access keeps Coraza (ModSecurity) off the file system, which is
+# read-only in the pod: inspected request bodies stay in memory.
+RUN CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -tags no_fs_access \
       -ldflags "-X github.com/ramjet-dev/ramjet/dataplane/version.version=${VERSION} -X github.com/ramjet-dev/ramjet/dataplane/version.commit=${COMMIT}" \
       -o /out/ ./cmd/ramjetd ./cmd/ramjet-ingress
 

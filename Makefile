@@ -19,10 +19,12 @@ LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMI
 
 all: build
 
-## build: compile ramjetd and ramjet-ingress into .cache/bin
+## build: compile ramjetd and ramjet-ingress into .cache/bin. The tag
+## no_fs_access keeps Coraza (ModSecurity) off the file system: request
+## bodies stay in memory and a read-only root file system is enough.
 build: deps
 	@mkdir -p $(BIN)
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	$(GO) build -tags no_fs_access -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 ## image: the container image ghcr.io/ramjet-dev/ramjet:$(VERSION) as an
 ## OCI image layout in .cache/image, built without a container engine or a

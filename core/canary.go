@@ -62,7 +62,7 @@ func (e *engine) attachCanary(c *Contribution, host string, p Path) bool {
 		e.note(c, PathConflict, "%s already has the canary %s, which is older; a main route takes one canary", where, main.Canary.Origin.Origin)
 		return false
 	case c.Settings.Protected && !sameAccess(c.Settings, main.Origin.Settings):
-		e.note(c, InvalidAnnotation, "the canary sets access control (basic auth, source ranges, client certificates, external authentication) that differs from that of its main %s for %s; a canary takes its main's access control, so this canary path is not served", main.Origin.Origin, where)
+		e.note(c, InvalidAnnotation, "the canary sets access control (basic auth, source ranges, client certificates, external authentication, ModSecurity) that differs from that of its main %s for %s; a canary takes its main's access control, so this canary path is not served", main.Origin.Origin, where)
 		return false
 	}
 	main.Canary = &Route{Origin: c, Backend: p.Backend, written: p.Path, pathType: p.Type}
@@ -99,7 +99,7 @@ func samePathType(a, b PathType) bool {
 // sameAccess reports whether two objects ask for the same access control.
 func sameAccess(a, b Settings) bool {
 	if !slices.Equal(a.Policies.Allow, b.Policies.Allow) || !slices.Equal(a.Policies.Deny, b.Policies.Deny) || !a.ClientAuth.Equal(b.ClientAuth) ||
-		!reflect.DeepEqual(a.Policies.ExternalAuth, b.Policies.ExternalAuth) {
+		!reflect.DeepEqual(a.Policies.ExternalAuth, b.Policies.ExternalAuth) || !reflect.DeepEqual(a.Policies.WAF, b.Policies.WAF) {
 		return false
 	}
 	switch {
@@ -115,7 +115,7 @@ func sameAccess(a, b Settings) bool {
 // the main route, as in ingress-nginx.
 func ignoresOwnSettings(s Settings) bool {
 	p := s.Policies
-	p.Allow, p.Deny, p.ExternalAuth = nil, nil, nil
+	p.Allow, p.Deny, p.ExternalAuth, p.WAF = nil, nil, nil, nil
 	return s.Regex || s.AppRoot != "" || s.SSLRedirect != nil || s.ForceSSLRedirect || s.Redirect != nil ||
 		!isZeroPolicies(&p) || s.Pool.Scheme != "" || s.Pool.ServerName != "" || s.Pool.CA != nil || s.Pool.ClientCert != nil
 }

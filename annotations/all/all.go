@@ -13,6 +13,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/extauth"
 	_ "github.com/ramjet-dev/ramjet/annotations/ignored"
 	_ "github.com/ramjet-dev/ramjet/annotations/loadbalance"
+	_ "github.com/ramjet-dev/ramjet/annotations/modsecurity"
 	_ "github.com/ramjet-dev/ramjet/annotations/proxyssl"
 	_ "github.com/ramjet-dev/ramjet/annotations/redirect"
 	_ "github.com/ramjet-dev/ramjet/annotations/rewrite"
@@ -22,7 +23,6 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/sourcerange"
 	_ "github.com/ramjet-dev/ramjet/annotations/sslredirect"
 	_ "github.com/ramjet-dev/ramjet/annotations/timeouts"
-	_ "github.com/ramjet-dev/ramjet/annotations/unsupported"
 	_ "github.com/ramjet-dev/ramjet/annotations/upstreamhashby"
 	_ "github.com/ramjet-dev/ramjet/annotations/upstreamvhost"
 )

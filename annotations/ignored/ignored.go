@@ -6,7 +6,7 @@
 // difference (most importantly: requests are not rate limited) rather than
 // "not an annotation Ramjet knows". The object is served as if the key were
 // absent. Access controls Ramjet does not provide are not here: they make
-// the object not served (annotations/unsupported).
+// the object not served (annotations/snippets, annotations/extauth).
 package ignored
 
 import (

@@ -139,8 +139,8 @@ func TestApply(t *testing.T) {
 		{"auth-snippet beside an invalid auth-url: refused too", "all",
 			map[string]string{p + "auth-snippet": content, p + "auth-url": "ftp://auth/"}, true,
 			[]string{"InvalidAnnotation: " + p + "auth-url", "UnsupportedAccessControl: " + p + "auth-snippet configures the subrequest"}},
-		{"modsecurity-snippet is refused with ModSecurity", "all", map[string]string{p + "modsecurity-snippet": content}, true,
-			[]string{"UnsupportedAccessControl: " + p + "modsecurity-snippet asks for access control"}},
+		{"modsecurity-snippet without enable-modsecurity is refused by the modsecurity family", "all", map[string]string{p + "modsecurity-snippet": "SecRuleEngine On"}, true,
+			[]string{"UnsupportedAccessControl: " + p + "modsecurity-snippet configures ModSecurity, which only " + p + `enable-modsecurity: "true" turns on`}},
 		{"disabled family: not served, since no snippet is read", "all,-snippets", map[string]string{srv: content}, true,
 			[]string{"UnsupportedAccessControl: " + srv + " belongs to the access-control family snippets, which is disabled (--annotations); the object is not served"}},
 	}

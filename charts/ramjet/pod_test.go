@@ -29,7 +29,7 @@ const probePeriod = 200 * time.Millisecond
 
 // shop is an application for the ingress pod: the Service web (its
 // EndpointSlice is the test's), an Ingress that serves it and one that
-// Ramjet refuses (ModSecurity).
+// Ramjet refuses (an access directive in its configuration-snippet).
 const shop = `
 apiVersion: v1
 kind: Namespace
@@ -58,7 +58,7 @@ metadata:
   name: private
   namespace: %[1]s
   annotations:
-    nginx.ingress.kubernetes.io/enable-modsecurity: "true"
+    nginx.ingress.kubernetes.io/configuration-snippet: "deny all;"
 spec:
   ingressClassName: %[2]s
   rules:

@@ -29,7 +29,7 @@ items:
     metadata:
       name: admin
       namespace: shop
-      annotations: {nginx.ingress.kubernetes.io/enable-modsecurity: "true"}
+      annotations: {nginx.ingress.kubernetes.io/configuration-snippet: "deny all;"}
     spec:
       ingressClassName: nginx
       rules:

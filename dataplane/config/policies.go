@@ -28,6 +28,8 @@ type Policies struct {
 	Satisfy string `yaml:"satisfy,omitempty" json:"satisfy,omitempty"`
 	// ExternalAuth asks an HTTP service whether each request may pass.
 	ExternalAuth *ExternalAuth `yaml:"external_auth,omitempty" json:"external_auth,omitempty"`
+	// WAF inspects requests with ModSecurity rules (Coraza).
+	WAF *WAF `yaml:"waf,omitempty" json:"waf,omitempty"`
 	// MaxBody overrides server.limits.max_request_body_bytes for the route;
 	// 0 means no limit.
 	MaxBody *ByteSize `yaml:"max_body,omitempty" json:"max_body,omitempty"`

@@ -43,6 +43,9 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 	if p.ExternalAuth != nil {
 		p.ExternalAuth.validate(l, path+".external_auth", srv)
 	}
+	if p.WAF != nil {
+		p.WAF.validate(l, path+".waf")
+	}
 	if p.MaxBody != nil && *p.MaxBody < 0 {
 		l.add(path+".max_body", "must be 0 (no limit) or more")
 	}
@@ -83,7 +86,7 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 
 // empty reports whether no policy is set.
 func (p *Policies) empty() bool {
-	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.Satisfy == "" && p.MaxBody == nil &&
+	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.Satisfy == "" && p.MaxBody == nil &&
 		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/ramjet-dev/ramjet/policies/respond"
 	"github.com/ramjet-dev/ramjet/policies/rewrite"
 	"github.com/ramjet-dev/ramjet/policies/sourcerange"
+	"github.com/ramjet-dev/ramjet/policies/waf"
 )
 
 // generation is one compiled configuration. It never changes after it is
@@ -54,6 +55,9 @@ type generation struct {
 	// externalAuth are the external authentication policies, closed when
 	// a reload replaces them.
 	externalAuth []*extauth.Handler
+	// wafs are the ModSecurity engines in use, by waf.Key: a reload keeps
+	// those it still needs and closes the others.
+	wafs map[[32]byte]*waf.Engine
 }
 
 // route is what a lookup finds: the compiled handler chain and the
@@ -86,6 +90,7 @@ type compiler struct {
 	variants  []*upstream.Transport
 	authFiles [][32]byte
 	extAuth   []*extauth.Handler
+	wafs      map[[32]byte]*waf.Engine
 }
 
 // compile validates cfg and builds the generation that serves it. Files
@@ -95,16 +100,18 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &compiler{d: d, cfg: cfg, pools: map[string]*upstream.Pool{}, stores: map[string]*certs.Store{}}
+	c := &compiler{d: d, cfg: cfg, pools: map[string]*upstream.Pool{}, stores: map[string]*certs.Store{}, wafs: map[[32]byte]*waf.Engine{}}
 	c.checkFixed()
 	c.buildPools()
 	c.buildCertStores()
 	sites := c.buildSites()
 	if len(c.errs) > 0 {
+		c.closeNewEngines()
 		return nil, joinErrors(c.errs)
 	}
 	table, err := router.Build(sites, int(cfg.Server.Limits.MaxRegexInputBytes.Or(config.DefaultMaxRegexInputBytes)))
 	if err != nil {
+		c.closeNewEngines()
 		return nil, &config.FieldError{Path: "tenants", Message: err.Error()}
 	}
 	sum := sha256.Sum256(raw)
@@ -122,6 +129,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 		authFiles:   c.authFiles,
 
 		externalAuth: c.extAuth,
+		wafs:         c.wafs,
 	}, nil
 }
 
@@ -316,6 +324,9 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 //	→ basic auth (401)
 //	→ external authentication (401, 403, 302 to sign in, 500)
 //	→ request body limit (413)
+//	→ ModSecurity (waf: the rule's status, 403 by default; 413 over
+//	    SecRequestBodyLimit), which sees the path before a rewrite and a
+//	    body already bounded by the limit
 //	→ rewrite (path, Host)
 //	→ header changes (request now, response when it is written)
 //	→ action: proxy (with the route's timeouts) or fixed response
@@ -345,6 +356,9 @@ func (c *compiler) policies(path string, h exchange.Handler, p *config.Policies,
 	}
 	if p.Rewrite != nil {
 		h = rewrite.New(p.Rewrite, h)
+	}
+	if p.WAF != nil {
+		h = c.waf(path+".waf", p.WAF, h)
 	}
 	if limit := c.bodyLimit(p); limit > 0 {
 		h = bodylimit.Handler{Limit: limit, Next: h}
@@ -440,6 +454,37 @@ func (c *compiler) externalAuth(path string, cfg *config.ExternalAuth, next exch
 	}
 	c.extAuth = append(c.extAuth, h)
 	return h
+}
+
+// waf returns the ModSecurity handler of cfg, on the engine of its rules:
+// one engine per distinct rules, shared by the routes of this
+// configuration and kept from the serving one when it has them (building
+// the Core Rule Set takes tens of milliseconds and megabytes).
+func (c *compiler) waf(path string, cfg *config.WAF, next exchange.Handler) exchange.Handler {
+	key := waf.Key(cfg)
+	engine := c.wafs[key]
+	if engine == nil {
+		engine = c.d.wafs[key]
+	}
+	if engine == nil {
+		var err error
+		if engine, err = waf.Build(cfg); err != nil {
+			c.fail(path, "%v", err)
+			return next
+		}
+	}
+	c.wafs[key] = engine
+	return waf.New(engine, cfg, c.d.log, next)
+}
+
+// closeNewEngines closes the engines a failed compile built, which no
+// generation uses.
+func (c *compiler) closeNewEngines() {
+	for key, engine := range c.wafs {
+		if c.d.wafs[key] != engine {
+			engine.Close()
+		}
+	}
 }
 
 // authCacheSize bounds the verified credentials remembered per htpasswd

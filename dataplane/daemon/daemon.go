@@ -29,6 +29,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
 	"github.com/ramjet-dev/ramjet/policies/basicauth"
 	"github.com/ramjet-dev/ramjet/policies/respond"
+	"github.com/ramjet-dev/ramjet/policies/waf"
 )
 
 // The defaults of ramjetd's --drain-delay and --shutdown-timeout.
@@ -77,6 +78,9 @@ type Daemon struct {
 	// authCaches are the basic-auth verification caches by htpasswd
 	// content digest, kept across reloads while a generation uses them.
 	authCaches map[[32]byte]*basicauth.Cache
+	// wafs are the ModSecurity engines of the serving generation, by
+	// waf.Key; only reloads (under adminMu) change the map.
+	wafs map[[32]byte]*waf.Engine
 	// authLimiter bounds the password hashes verified at once: half the
 	// cores, so that guessing passwords cannot take the CPU from traffic.
 	authLimiter *basicauth.Limiter
@@ -221,12 +225,25 @@ func (d *Daemon) swap(gen *generation) uint64 {
 		}
 	}
 	d.keepAuthCaches(gen.authFiles)
+	d.keepEngines(gen.wafs)
 	d.metrics.Forget(applicationsOf(configOf(old)), applicationsOf(gen.config), poolsOf(configOf(old)), poolsOf(gen.config))
 	d.metrics.Reloads.Inc()
 	d.metrics.Generation.Set(float64(gen.number))
 	d.metrics.LastReload.Set(float64(gen.loaded.Unix()))
 	d.log.Info("configuration loaded", "generation", gen.number, "digest", gen.digest[:12], "pools", len(gen.pools))
 	return gen.number
+}
+
+// keepEngines makes inUse the engines reloads reuse and closes those it
+// lacks. Requests still running on the old generation finish: closing an
+// engine only releases what Coraza caches for it.
+func (d *Daemon) keepEngines(inUse map[[32]byte]*waf.Engine) {
+	for key, engine := range d.wafs {
+		if inUse[key] != engine {
+			engine.Close()
+		}
+	}
+	d.wafs = inUse
 }
 
 // keepAuthCaches drops the basic-auth caches of files no longer in use.

@@ -11,7 +11,7 @@ import (
 )
 
 // TestBadIngressLeavesOthersServed: an Ingress asking for access control
-// Ramjet does not provide (ModSecurity) and one with a path that is not a
+// Ramjet does not provide (an access directive in a configuration-snippet) and one with a path that is not a
 // regular expression are not served (their hosts answer 404, fail closed)
 // and each gets a Warning Event saying why; the good Ingress stays served
 // and its later changes are still published.
@@ -20,7 +20,7 @@ func TestBadIngressLeavesOthersServed(t *testing.T) {
 	e, r, client := s.env, s.r, s.client
 
 	e.create(e.ingress("auth", e.host("auth"), "web", map[string]string{
-		"nginx.ingress.kubernetes.io/enable-modsecurity": "true",
+		"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;",
 	}))
 	regex := e.ingress("regex", e.host("regex"), "web", map[string]string{"nginx.ingress.kubernetes.io/use-regex": "true"})
 	regex.Spec.Rules[0].HTTP.Paths[0].Path = "/items/(["
@@ -28,8 +28,8 @@ func TestBadIngressLeavesOthersServed(t *testing.T) {
 	e.create(regex)
 
 	auth := e.waitEvent("auth", "UnsupportedAccessControl")
-	if !strings.Contains(auth.Note, "enable-modsecurity") {
-		t.Errorf("the enable-modsecurity Event says %q; want it to name the annotation", auth.Note)
+	if !strings.Contains(auth.Note, "configuration-snippet") {
+		t.Errorf("the configuration-snippet Event says %q; want it to name the annotation", auth.Note)
 	}
 	invalid := e.waitEvent("regex", "InvalidConfiguration")
 	if !strings.Contains(invalid.Note, "regular expression") {

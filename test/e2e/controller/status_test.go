@@ -51,7 +51,7 @@ func TestStatusAddress(t *testing.T) {
 	foreign.Spec.IngressClassName = new("nginx")
 	e.create(foreign)
 	e.create(e.ingress("auth", e.host("auth"), "web", map[string]string{
-		"nginx.ingress.kubernetes.io/enable-modsecurity": "true",
+		"nginx.ingress.kubernetes.io/configuration-snippet": "deny all;",
 	}))
 	e.waitStatus("web", "198.18.255.1")
 

@@ -1,9 +1,0 @@
-package unsupported_test
-
-import (
-	"testing"
-
-	"github.com/ramjet-dev/ramjet/test/golden"
-)
-
-func TestGolden(t *testing.T) { golden.Run(t) }
