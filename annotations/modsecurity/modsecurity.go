@@ -137,7 +137,7 @@ func translate(snippet string) (directives string, coreRules bool, err error) {
 				out.WriteString("\n")
 				continue
 			}
-			return "", false, fmt.Errorf("Include may only name %s or %s", includeCoreRules, includeRecommended)
+			return "", false, fmt.Errorf("the directive Include may only name %s or %s", includeCoreRules, includeRecommended)
 		}
 		out.WriteString(line)
 	}
