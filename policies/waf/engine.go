@@ -9,9 +9,11 @@ package waf
 import (
 	"crypto/sha256"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	coreruleset "github.com/corazawaf/coraza-coreruleset/v4"
 	"github.com/corazawaf/coraza/v3"
@@ -89,16 +91,41 @@ func (e *Engine) Close() {
 	}
 }
 
-// crsIDs are the rule IDs of the Core Rule Set's range.
-const crsFirstID, crsLastID = 900000, 999999
-
 // updateByID finds the rule IDs that SecRuleUpdate*ById directives name.
 var updateByID = regexp.MustCompile(`(?im)^\s*SecRuleUpdate(?:Target|Action)ById\s+(\d+)`)
 
+// ruleID finds a rule's ID in its action list.
+var ruleID = regexp.MustCompile(`\bid:'?(\d+)`)
+
+// coreRuleIDs are the IDs of the rules the packaged Core Rule Set defines
+// (its setup example included), read once from its files: a line that is
+// a comment defines none.
+var coreRuleIDs = sync.OnceValue(func() map[int]bool {
+	ids := map[int]bool{}
+	files, _ := fs.Glob(coreruleset.FS, "@owasp_crs/*.conf")
+	for _, name := range append(files, "@crs-setup.conf.example") {
+		text, err := fs.ReadFile(coreruleset.FS, name)
+		if err != nil {
+			panic(fmt.Sprintf("waf: the packaged Core Rule Set has no readable %s: %v", name, err))
+		}
+		for _, line := range strings.Split(string(text), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			for _, m := range ruleID.FindAllStringSubmatch(line, -1) {
+				id, _ := strconv.Atoi(m[1])
+				ids[id] = true
+			}
+		}
+	}
+	return ids
+})
+
 // Check parses cfg's rules as Build does, but without loading the Core
-// Rule Set, which takes far longer: the rules of the Core Rule Set's ID
-// range that cfg.Directives update stand in for it as rules that do
-// nothing. The controller checks an object's rules with it.
+// Rule Set, which takes far longer: each rule of the Core Rule Set that
+// cfg.Directives update stands in as a rule that does nothing, so an update
+// of an ID the Core Rule Set does not have fails here as it would in
+// ramjetd. The controller checks an object's rules with it.
 func Check(cfg *config.WAF) error {
 	if err := config.CheckDirectives(cfg.Directives); err != nil {
 		return err
@@ -108,7 +135,7 @@ func Check(cfg *config.WAF) error {
 		seen := map[int]bool{}
 		for _, m := range updateByID.FindAllStringSubmatch(cfg.Directives, -1) {
 			id, err := strconv.Atoi(m[1])
-			if err != nil || id < crsFirstID || id > crsLastID || seen[id] {
+			if err != nil || !coreRuleIDs()[id] || seen[id] {
 				continue
 			}
 			seen[id] = true

@@ -3,6 +3,7 @@ package waf
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -228,6 +229,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{"an update of a Core Rule Set rule", &config.WAF{CoreRules: true, Directives: `SecRuleUpdateTargetById 942100 "!ARGS:password"`}, ""},
 		{"the same update without the Core Rule Set", &config.WAF{Directives: `SecRuleUpdateTargetById 942100 "!ARGS:password"`}, `rule "942100" not found`},
+		{"an update of an ID in the Core Rule Set's range that it does not have", &config.WAF{CoreRules: true, Directives: `SecRuleUpdateTargetById 942999 "!ARGS:password"`}, `rule "942999" not found`},
 		{"an update of a rule outside the Core Rule Set's range", &config.WAF{CoreRules: true, Directives: `SecRuleUpdateActionById 12345 "pass"`}, `rule "12345" not found`},
 		{"an unknown operator", &config.WAF{Directives: `SecRule ARGS "@nope x" "id:1,phase:2,deny"`}, "operator nope not found"},
 		{"a refused directive", &config.WAF{Directives: "SecDataDir /tmp"}, `"SecDataDir" is not allowed`},
@@ -244,4 +246,23 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCoreRuleIDs: every ID Check stands in for is a rule of the packaged
+// Core Rule Set (Build accepts an update of each), and the list is not
+// empty.
+func TestCoreRuleIDs(t *testing.T) {
+	ids := coreRuleIDs()
+	if len(ids) < 100 || !ids[942100] || !ids[949110] {
+		t.Fatalf("%d Core Rule Set IDs, 942100 %v, 949110 %v: the packaged rule set was not read", len(ids), ids[942100], ids[949110])
+	}
+	var updates strings.Builder
+	for id := range ids {
+		fmt.Fprintf(&updates, "SecRuleUpdateActionById %d \"tag:ramjet-probe\"\n", id)
+	}
+	e, err := Build(&config.WAF{CoreRules: true, Directives: updates.String()})
+	if err != nil {
+		t.Fatalf("an update of each ID Check knows: %v", err)
+	}
+	e.Close()
 }
