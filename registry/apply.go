@@ -13,17 +13,42 @@ import (
 // MaxValueBytes bounds an annotation value.
 const MaxValueBytes = 4096
 
-// Secrets looks up Secrets for families (basic auth, TLS to members).
-type Secrets interface {
+// Objects looks up the Secrets and ConfigMaps that families read (basic
+// auth, TLS to members, headers for external authentication).
+type Objects interface {
 	// Secret returns the data of a Secret, and whether it exists.
 	Secret(namespace, name string) (map[string][]byte, bool)
+	// ConfigMap returns the data of a ConfigMap, and whether it exists.
+	ConfigMap(namespace, name string) (map[string]string, bool)
+}
+
+// ObjectKind is a kind of object an annotation can name.
+type ObjectKind int
+
+// The kinds of object an annotation can name.
+const (
+	// NoObject: the value names no object.
+	NoObject ObjectKind = iota
+	Secret
+	ConfigMap
+)
+
+// String is the kind's name ("Secret").
+func (k ObjectKind) String() string {
+	switch k {
+	case Secret:
+		return "Secret"
+	case ConfigMap:
+		return "ConfigMap"
+	}
+	return "object"
 }
 
 // Context is what a family's Parse works with: the object and a way to
 // report problems.
 type Context struct {
 	Object  core.Origin
-	secrets Secrets
+	objects Objects
 	family  *Family
 	result  *Applied
 	// valid are the object's keys (without Prefix) whose family is enabled
@@ -47,17 +72,17 @@ func (c *Context) Value(key string) (string, bool) {
 	return v, ok
 }
 
-// SecretRef resolves a Secret reference written in key: "name", or
-// "namespace/name" naming the object's own namespace. It is the one check
-// for references of annotations: a Secret of another namespace is never
-// read, and the reference is reported invalid.
-func (c *Context) SecretRef(key, ref string) (string, bool) {
+// Ref resolves a reference to an object of kind written in key: "name",
+// or "namespace/name" naming the object's own namespace. It is the one
+// check for references of annotations: an object of another namespace is
+// never read, and the reference is reported invalid.
+func (c *Context) Ref(kind ObjectKind, key, ref string) (string, bool) {
 	ns, name, found := strings.Cut(ref, "/")
 	if !found {
 		return ref, true
 	}
 	if ns != c.Object.Namespace {
-		c.Invalid(key, "%s is in another namespace; only Secrets of the object's namespace are read", core.Quote(ref))
+		c.Invalid(key, "%s is in another namespace; only %ss of the object's namespace are read", core.Quote(ref), kind)
 		return "", false
 	}
 	return name, true
@@ -65,10 +90,18 @@ func (c *Context) SecretRef(key, ref string) (string, bool) {
 
 // Secret returns a Secret of the object's namespace.
 func (c *Context) Secret(name string) (map[string][]byte, bool) {
-	if c.secrets == nil {
+	if c.objects == nil {
 		return nil, false
 	}
-	return c.secrets.Secret(c.Object.Namespace, name)
+	return c.objects.Secret(c.Object.Namespace, name)
+}
+
+// ConfigMap returns a ConfigMap of the object's namespace.
+func (c *Context) ConfigMap(name string) (map[string]string, bool) {
+	if c.objects == nil {
+		return nil, false
+	}
+	return c.objects.ConfigMap(c.Object.Namespace, name)
 }
 
 // Invalid reports an invalid value of key. For an access-control family
@@ -108,7 +141,7 @@ type Applied struct {
 // those of a disabled access-control family, which make the object not
 // served (a disabled protection is never served open). Families run in name
 // order, each seeing only its keys that are present and valid.
-func Apply(sel Selection, object core.Origin, annotations map[string]string, secrets Secrets) *Applied {
+func Apply(sel Selection, object core.Origin, annotations map[string]string, objects Objects) *Applied {
 	out := &Applied{}
 	valid, rejected := map[string]string{}, map[string]bool{}
 	byFamily := map[*Family]map[string]string{}
@@ -120,7 +153,7 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 		}
 		value := annotations[full]
 		f := Owner(key)
-		ctx := &Context{Object: object, secrets: secrets, family: f, result: out}
+		ctx := &Context{Object: object, objects: objects, family: f, result: out}
 		switch {
 		case f == nil:
 			ctx.Note(core.UnknownAnnotation, "%s is not an annotation Ramjet knows; it is ignored", core.Quote(full))
@@ -148,7 +181,7 @@ func Apply(sel Selection, object core.Origin, annotations map[string]string, sec
 	present := slices.SortedFunc(maps.Keys(byFamily), func(a, b *Family) int { return strings.Compare(a.Name, b.Name) })
 	for _, f := range present {
 		values := byFamily[f]
-		ctx := &Context{Object: object, secrets: secrets, family: f, result: out, valid: valid, rejected: rejected}
+		ctx := &Context{Object: object, objects: objects, family: f, result: out, valid: valid, rejected: rejected}
 		if fragment := f.Parse(ctx, values); fragment != nil {
 			fragment(&out.Settings)
 		}
@@ -234,11 +267,15 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// SecretRefs lists the names of the Secrets an object's annotations refer
-// to, in the object's namespace, whatever their families' state: the
-// Secrets whose data the controller must have to translate the object.
-// References to another namespace are left out (they are never read).
-func SecretRefs(namespace string, annotations map[string]string) []string {
+// Refs lists the names of the objects of kind an object's annotations
+// refer to, in the object's namespace, whatever their families' state: the
+// Secrets (or ConfigMaps) whose data the controller must have to translate
+// the object. References to another namespace are left out (they are never
+// read).
+func Refs(kind ObjectKind, namespace string, annotations map[string]string) []string {
+	if kind == NoObject {
+		return nil
+	}
 	var names []string
 	for full, value := range annotations {
 		key, ok := strings.CutPrefix(full, Prefix)
@@ -246,7 +283,7 @@ func SecretRefs(namespace string, annotations map[string]string) []string {
 			continue
 		}
 		f := Owner(key)
-		if f == nil || !f.keyNamed(key).NamesSecret {
+		if f == nil || f.keyNamed(key).Names != kind {
 			continue
 		}
 		ns, name, found := strings.Cut(strings.TrimSpace(value), "/")

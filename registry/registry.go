@@ -69,10 +69,11 @@ type Key struct {
 	// Differs says how Ramjet's behaviour differs from ingress-nginx's,
 	// for documentation; empty when it does not.
 	Differs string
-	// NamesSecret marks a key whose value names a Secret of the object's
-	// namespace ("name" or "namespace/name"): the controller keeps the data
-	// of such Secrets, and only of them, in memory (see SecretRefs).
-	NamesSecret bool
+	// Names is the kind of object the key's value names, "name" or
+	// "namespace/name" of the object's namespace: the controller keeps the
+	// data of the Secrets and ConfigMaps such keys name, and only of them,
+	// in memory (see Refs).
+	Names ObjectKind
 	// Ignored marks a key ingress-nginx has and Ramjet has no counterpart
 	// for: it says what happens instead. The key gets an UnknownAnnotation
 	// finding with that text and never reaches Parse.

@@ -228,24 +228,24 @@ func TestOtherPrefix(t *testing.T) {
 	})
 }
 
-func TestSecretRefs(t *testing.T) {
+func TestRefs(t *testing.T) {
 	withRegistry(t, func() {
 		f := family("basic-auth", true, "auth-secret", "auth-type")
-		f.Keys[0].NamesSecret = true
+		f.Keys[0].Names = Secret
 		Register(f)
-		got := SecretRefs("shop", map[string]string{
+		got := Refs(Secret, "shop", map[string]string{
 			Prefix + "auth-secret": " users ",
 			Prefix + "auth-type":   "basic",
 			"other.io/auth-secret": "not-ours",
 		})
 		if !slices.Equal(got, []string{"users"}) {
-			t.Errorf("SecretRefs = %q, want [users]", got)
+			t.Errorf("Refs = %q, want [users]", got)
 		}
-		got = SecretRefs("shop", map[string]string{Prefix + "auth-secret": "shop/users"})
+		got = Refs(Secret, "shop", map[string]string{Prefix + "auth-secret": "shop/users"})
 		if !slices.Equal(got, []string{"users"}) {
 			t.Errorf("namespace/name of the object's namespace: %q, want [users]", got)
 		}
-		if got = SecretRefs("shop", map[string]string{Prefix + "auth-secret": "other/users"}); len(got) != 0 {
+		if got = Refs(Secret, "shop", map[string]string{Prefix + "auth-secret": "other/users"}); len(got) != 0 {
 			t.Errorf("another namespace's Secret: %q, want none", got)
 		}
 	})

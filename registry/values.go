@@ -138,15 +138,22 @@ func OneOf(fold bool, allowed ...string) func(string) error {
 
 // SecretName validates a reference to a Secret of the object's namespace:
 // "name", or "namespace/name" (whose namespace the family checks).
-func SecretName(v string) error {
-	ns, name, found := strings.Cut(v, "/")
-	if !found {
-		name, ns = ns, ""
+var SecretName = ObjectName(Secret)
+
+// ObjectName returns the validator of a reference to an object of kind in
+// the object's namespace: "name", or "namespace/name" (whose namespace the
+// family checks with Context.Ref).
+func ObjectName(kind ObjectKind) func(string) error {
+	return func(v string) error {
+		ns, name, found := strings.Cut(v, "/")
+		if !found {
+			name, ns = ns, ""
+		}
+		if found && len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return fmt.Errorf("%s is not a %s name (name, or namespace/name)", core.Quote(v), kind)
+		}
+		return nil
 	}
-	if found && len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return fmt.Errorf("%s is not a Secret name (name, or namespace/name)", core.Quote(v))
-	}
-	return nil
 }
 
 // Any accepts every value within the general rules: for keys whose

@@ -49,7 +49,7 @@ func init() {
 		Doc:           "Client certificate authentication: the clients of the host give a certificate issued by a CA of a Secret.",
 		AccessControl: true,
 		Keys: []registry.Key{
-			{Name: keySecret, NamesSecret: true, Validate: registry.Trimmed(registry.SecretName), Risk: registry.RiskMedium, Scope: registry.ScopeHost,
+			{Name: keySecret, Names: registry.Secret, Validate: registry.Trimmed(registry.SecretName), Risk: registry.RiskMedium, Scope: registry.ScopeHost,
 				Doc: "Secret of the object's namespace (name, or namespace/name of the same namespace): ca.crt is the PEM bundle of the authorities " +
 					"that issue client certificates, ca.crl (optional) their revocation lists. The host must be served over HTTPS with a certificate of its own. " +
 					"The member receives ssl-client-verify, ssl-client-subject-dn and ssl-client-issuer-dn.",
@@ -167,7 +167,7 @@ func verb(keys []string, one, many string) string {
 // with the data plane's loaders. A problem refuses the object with a
 // finding that never quotes the Secret's content.
 func secret(ctx *registry.Context, ref string) (ca, crl []byte, ok bool) {
-	name, ok := ctx.SecretRef(keySecret, ref)
+	name, ok := ctx.Ref(registry.Secret, keySecret, ref)
 	if !ok {
 		return nil, nil, false
 	}

@@ -26,7 +26,7 @@ func init() {
 				Doc: `"basic": the paths ask for a user and password of auth-secret (401 otherwise); the member never sees the Authorization header.`,
 				Differs: "digest is not provided: an object asking for it is not served (ingress-nginx serves digest authentication). " +
 					"The object's spec.defaultBackend is not served, since requests that reach it would skip the authentication."},
-			{Name: "auth-secret", Validate: registry.Trimmed(registry.SecretName), NamesSecret: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+			{Name: "auth-secret", Validate: registry.Trimmed(registry.SecretName), Names: registry.Secret, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
 				Doc: "Secret of the object's namespace holding the users (name, or namespace/name of the same namespace).",
 				Differs: "Without auth-type: basic the object is not served (ingress-nginx serves it without authentication). " +
 					"A missing Secret, one of another namespace or without the key auth, a plain-text, {SHA}, DES-crypt or MD5-crypt hash, or a user listed twice " +
@@ -69,7 +69,7 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 		}
 		return nil
 	}
-	name, ok := ctx.SecretRef("auth-secret", strings.TrimSpace(ref))
+	name, ok := ctx.Ref(registry.Secret, "auth-secret", strings.TrimSpace(ref))
 	if !ok {
 		return nil
 	}

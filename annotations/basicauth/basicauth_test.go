@@ -38,6 +38,9 @@ func (s secrets) Secret(namespace, name string) (map[string][]byte, bool) {
 	return out, true
 }
 
+// ConfigMap: the family reads none.
+func (s secrets) ConfigMap(string, string) (map[string]string, bool) { return nil, false }
+
 var cluster = secrets{
 	"shop/users":     {"auth": "alice:" + bcrypt + "\nbob:" + apr1 + "\n"},
 	"shop/map":       {"bob": apr1 + "\n", "alice": " " + bcrypt},

@@ -10,6 +10,8 @@ package extauth
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/ramjet-dev/ramjet/core"
@@ -73,10 +75,12 @@ func init() {
 					"(and removed when the answer has none, so a client cannot forge them).",
 				Differs: "Names with '_' (which never reach a member), hop-by-hop, framing and forwarding headers are invalid and the object is not served; " +
 					"ingress-nginx accepts them (and copies an absent header as empty)."},
-			{Name: keyProxySetHeaders, Validate: registry.Any, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
-				Doc: "A ConfigMap (namespace/name) of headers sent to the service: not provided, because the controller does not read ConfigMaps; " +
-					"with auth-url the object is not served (UnsupportedAccessControl).",
-				Differs: "ingress-nginx sends the ConfigMap's headers; Ramjet cannot, and does not serve the object rather than ask the service without them."},
+			{Name: keyProxySetHeaders, Names: registry.ConfigMap, Validate: registry.Trimmed(registry.ObjectName(registry.ConfigMap)), Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+				Doc: "A ConfigMap of the object's namespace (name, or namespace/name) whose entries are headers set on the subrequest (name: value), replacing what the client sent; " +
+					"an empty value removes the header. Values may hold variables." + variables + " A change of the ConfigMap applies without touching the Ingress.",
+				Differs: otherVariables + " A missing ConfigMap, one of another namespace, more than 64 entries, or an entry that is no header name, a hop-by-hop, framing or forwarding header " +
+					"(X-Forwarded-*, X-Real-IP, ...) or a value with control characters makes the object not served (InvalidAnnotation naming the entry); " +
+					"ingress-nginx accepts every name of letters, digits, '-' and '_' and interpolates every nginx variable."},
 			{Name: keySignin, Validate: registry.Trimmed(validateSignin), Risk: registry.RiskHigh, Scope: registry.ScopeIngress,
 				Doc: "An http or https URL a 401 of the service redirects to (302), with the original URL (scheme://host/request-uri) appended in auth-signin-redirect-param, " +
 					"unless the URL's query already has that parameter (as in https://$host/oauth2/start?rd=$escaped_request_uri)." + variables,
@@ -148,9 +152,8 @@ func ownAuth(ctx *registry.Context, values map[string]string) core.Fragment {
 		}
 		return nil
 	}
-	if ref, ok := values[keyProxySetHeaders]; ok {
-		ctx.Refuse(core.UnsupportedAccessControl, "%s%s names ConfigMap %s, and this controller does not read ConfigMaps, so its headers cannot be sent to auth-url; "+
-			"the object is not served", registry.Prefix, keyProxySetHeaders, core.Quote(ref))
+	setHeaders, ok := proxySetHeaders(ctx, values)
+	if !ok {
 		return nil
 	}
 	if satisfy, _ := ctx.Value("satisfy"); trim(satisfy) == config.SatisfyAny {
@@ -161,15 +164,17 @@ func ownAuth(ctx *registry.Context, values map[string]string) core.Fragment {
 		}
 	}
 	url := trim(raw)
-	if err := checkAddress(url); err != nil {
+	self, err := target(url)
+	if err != nil {
 		ctx.Refuse(core.AddressRefused, "%s%s: %v, which the authentication service may not be (the address rule of members); the object is not served", registry.Prefix, keyURL, err)
 		return nil
 	}
 	auth := &config.ExternalAuth{
 		URL:                 url,
-		Self:                selfURL(url),
+		Self:                self,
 		Method:              trim(values[keyMethod]),
 		RequestRedirect:     trim(values[keyRequestRedirect]),
+		ProxySetHeaders:     setHeaders,
 		ResponseHeaders:     headerList(values[keyResponseHeaders]),
 		SigninURL:           trim(values[keySignin]),
 		SigninRedirectParam: trim(values[keySigninParam]),
@@ -190,10 +195,44 @@ func Global(url string) (*config.ExternalAuth, error) {
 	if err := validateAuthURL(url); err != nil {
 		return nil, fmt.Errorf("--global-auth-url: %w", err)
 	}
-	if err := checkAddress(url); err != nil {
+	self, err := target(url)
+	if err != nil {
 		return nil, fmt.Errorf("--global-auth-url: %w, which the authentication service may not be (the address rule of members)", err)
 	}
-	return &config.ExternalAuth{URL: url, Self: selfURL(url)}, nil
+	return &config.ExternalAuth{URL: url, Self: self}, nil
+}
+
+// proxySetHeaders are the headers of the ConfigMap auth-proxy-set-headers
+// names (nil without the key), each checked as ramjetd checks
+// proxy_set_headers; false when the object is not served.
+func proxySetHeaders(ctx *registry.Context, values map[string]string) (map[string]string, bool) {
+	ref, ok := values[keyProxySetHeaders]
+	if !ok {
+		return nil, !ctx.Rejected(keyProxySetHeaders)
+	}
+	name, ok := ctx.Ref(registry.ConfigMap, keyProxySetHeaders, trim(ref))
+	if !ok {
+		return nil, false
+	}
+	data, ok := ctx.ConfigMap(name)
+	switch {
+	case !ok:
+		ctx.Invalid(keyProxySetHeaders, "ConfigMap %s does not exist", core.Quote(name))
+		return nil, false
+	case len(data) > config.MaxAuthProxySetHeaders:
+		ctx.Invalid(keyProxySetHeaders, "ConfigMap %s has %d entries, at most %d headers are sent", core.Quote(name), len(data), config.MaxAuthProxySetHeaders)
+		return nil, false
+	}
+	for _, header := range slices.Sorted(maps.Keys(data)) {
+		if err := checkSetHeader(header, data[header]); err != nil {
+			ctx.Invalid(keyProxySetHeaders, "ConfigMap %s, entry %s: %v", core.Quote(name), core.Quote(header), err)
+			return nil, false
+		}
+	}
+	if len(data) == 0 {
+		return nil, true
+	}
+	return data, true
 }
 
 // ignoreWithoutURL reports the settings of an object without auth-url,

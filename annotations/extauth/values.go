@@ -31,19 +31,14 @@ func validateAuthURL(v string) error {
 	return err
 }
 
-// selfURL reports whether a valid auth-url names the request's own host,
-// which ramjetd asks itself.
-func selfURL(v string) bool {
-	u, err := config.ParseAuthURL(v, false)
-	return err == nil && u.HostVar != ""
-}
-
-// checkAddress applies the address rule of members to the host of a valid
-// auth-url when it is an IP address.
-func checkAddress(raw string) error {
+// target reads a valid auth-url: self reports a host of $host,
+// $http_host or $best_http_host (the request's own, which ramjetd asks
+// itself), and err the address rule of members applied to a host that is an
+// IP address.
+func target(raw string) (self bool, err error) {
 	u, err := config.ParseAuthURL(raw, false)
 	if err != nil || u.HostVar != "" {
-		return err
+		return err == nil, err
 	}
 	host := u.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
@@ -51,9 +46,9 @@ func checkAddress(raw string) error {
 	}
 	ip, err := netip.ParseAddr(strings.Trim(host, "[]"))
 	if err != nil {
-		return nil
+		return false, nil
 	}
-	return config.CheckMemberIP(ip)
+	return false, config.CheckMemberIP(ip)
 }
 
 // validateSignin is validateAuthURL with $scheme allowed as the scheme:
@@ -77,6 +72,22 @@ func validateRequestRedirect(v string) error {
 	}
 	_, err := config.ParseAuthTemplate(v)
 	return err
+}
+
+// checkSetHeader checks an entry of the auth-proxy-set-headers ConfigMap
+// as ramjetd checks proxy_set_headers.
+func checkSetHeader(name, value string) error {
+	if err := config.CheckAuthHeaderName(name); err != nil {
+		return err
+	}
+	if err := config.ValidateHeaderValue(value); err != nil {
+		return err
+	}
+	if config.HasAuthVariables(value) {
+		_, err := config.ParseAuthTemplate(value)
+		return err
+	}
+	return nil
 }
 
 func validateSigninParam(v string) error {

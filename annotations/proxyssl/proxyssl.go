@@ -43,7 +43,7 @@ func init() {
 		Name: "proxy-ssl",
 		Doc:  "TLS to the members of HTTPS and GRPCS backends: the trusted CA, a client certificate and the verified name.",
 		Keys: []registry.Key{
-			{Name: keySecret, NamesSecret: true, Validate: validateSecret, Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
+			{Name: keySecret, Names: registry.Secret, Validate: validateSecret, Risk: registry.RiskMedium, Scope: registry.ScopeBackend,
 				Doc: "Secret of the object's namespace (name, or namespace/name): ca.crt is the CA bundle the members' certificates are verified against; " +
 					"tls.crt and tls.key, when present, are the client certificate presented to members that ask for one. Only with backend-protocol HTTPS or GRPCS.",
 				Differs: "ingress-nginx needs namespace/name, ignores the other proxy-ssl-* keys without this one, answers 503 when the Secret is missing, " +
@@ -131,7 +131,7 @@ func normalVerify(v string) string { return strings.ToLower(strings.TrimSpace(v)
 // names, each checked with the data plane's loader. Any problem ignores the
 // whole Secret with a finding that never quotes its content.
 func secret(ctx *registry.Context, ref string) ([]byte, *core.Certificate) {
-	name, ok := ctx.SecretRef(keySecret, ref)
+	name, ok := ctx.Ref(registry.Secret, keySecret, ref)
 	if !ok {
 		return nil, nil
 	}

@@ -33,6 +33,9 @@ func (s secrets) Secret(namespace, name string) (map[string][]byte, bool) {
 	return data, ok
 }
 
+// ConfigMap: the family reads none.
+func (s secrets) ConfigMap(string, string) (map[string]string, bool) { return nil, false }
+
 // pki is a CA and a client certificate it signed, in PEM.
 type pki struct {
 	ca, cert, key, otherKey []byte

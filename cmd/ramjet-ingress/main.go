@@ -156,7 +156,7 @@ func translate(args []string) (int, error) {
 	var tf translationFlags
 	tf.register(fs)
 	tf.registerTranslateOnly(fs)
-	files := fs.StringArrayP("filename", "f", nil, `manifests: files, folders, or - for stdin (as "kubectl get ingress,ingressclass,svc,endpointslices,secrets -A -o yaml" prints them); repeatable`)
+	files := fs.StringArrayP("filename", "f", nil, `manifests: files, folders, or - for stdin (as "kubectl get ingress,ingressclass,svc,endpointslices,secrets,configmaps -A -o yaml" prints them); repeatable`)
 	output := fs.StringP("output", "o", "text", "text (for a person), yaml or json")
 	check := fs.Bool("check", false, "exit 1 when an object is not served as written")
 	out := fs.String("out", "", "also write the generated files (certificates, keys, htpasswd) into this directory, mode 0600")

@@ -88,7 +88,7 @@ func run(args []string) error {
 	var f runFlags
 	f.register(fs)
 	fs.Usage = usage(fs, "ramjet-ingress run --base FILE --out DIR --admin-socket SOCKET [flags]",
-		"The controller: watches IngressClasses, Ingresses, Services, EndpointSlices and the Secrets they name,\n"+
+		"The controller: watches IngressClasses, Ingresses, Services, EndpointSlices and the Secrets and ConfigMaps\nthey name, "+
 			"writes ramjet.yaml and its files into --out, reloads the ramjetd of this pod through --admin-socket\n"+
 			"and sends it pool members. See docs/controller.md.")
 	if err := fs.Parse(args); err != nil {
@@ -121,10 +121,10 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	secretKeys := func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) []snapshot.Key {
-		return ingress.ServedSecrets(snap, ing, opts.IngressOptions)
+	refs := func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) snapshot.Refs {
+		return ingress.ServedRefs(snap, ing, opts.IngressOptions)
 	}
-	watch, err := kube.NewForConfig(restConfig, kube.Options{Namespace: f.namespace, SecretKeys: secretKeys, ExtraSecrets: extraSecrets(f.defaultCert), Log: log})
+	watch, err := kube.NewForConfig(restConfig, kube.Options{Namespace: f.namespace, References: refs, ExtraSecrets: extraSecrets(f.defaultCert), Log: log})
 	if err != nil {
 		return err
 	}

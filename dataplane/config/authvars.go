@@ -95,6 +95,9 @@ func ParseAuthURL(raw string, schemeVars bool) (*AuthURLParts, error) {
 	if err := ValidateHeaderValue(raw); err != nil || strings.ContainsAny(raw, " \t") {
 		return nil, fmt.Errorf("%q must not hold control characters or whitespace", raw)
 	}
+	// Every variable first, so that one ramjetd does not provide is named
+	// as such wherever it stands (the scheme and host checks below would
+	// only say that it is not allowed there).
 	if _, err := ParseAuthTemplate(raw); err != nil {
 		return nil, err
 	}

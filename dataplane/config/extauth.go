@@ -29,7 +29,8 @@ type ExternalAuth struct {
 	// of AuthVariables interpolated; empty sends the request URI.
 	RequestRedirect string `yaml:"request_redirect,omitempty" json:"request_redirect,omitempty"`
 	// ProxySetHeaders are headers set on the subrequest, replacing the
-	// client's.
+	// client's, variables of AuthVariables interpolated; an empty value
+	// removes the header (nginx's proxy_set_header with "").
 	ProxySetHeaders map[string]string `yaml:"proxy_set_headers,omitempty" json:"proxy_set_headers,omitempty"`
 	// ResponseHeaders name headers of a 2xx answer copied onto the request
 	// sent to the member, replacing what the client sent (removed when

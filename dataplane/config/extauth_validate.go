@@ -114,7 +114,12 @@ func (e *ExternalAuth) validateHeaders(l *errorList, path string) {
 	for _, name := range sortedKeys(e.ProxySetHeaders) {
 		p := path + ".proxy_set_headers." + name
 		l.addErr(p, CheckAuthHeaderName(name))
-		l.addErr(p, ValidateHeaderValue(e.ProxySetHeaders[name]))
+		value := e.ProxySetHeaders[name]
+		l.addErr(p, ValidateHeaderValue(value))
+		if HasAuthVariables(value) {
+			_, err := ParseAuthTemplate(value)
+			l.addErr(p, err)
+		}
 	}
 	for i, name := range e.ResponseHeaders {
 		p := fmt.Sprintf("%s.response_headers[%d]", path, i)

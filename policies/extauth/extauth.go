@@ -69,7 +69,7 @@ type Handler struct {
 	sendOriginalURI bool // a method was configured: X-Original-URI, as ingress-nginx
 	requestRedirect string
 	redirectVars    template // requestRedirect with variables
-	setHeaders      http.Header
+	setHeaders      []setHeader
 	copyHeaders     []string // canonical names
 	signin          *signin
 	alwaysCookie    bool
@@ -100,7 +100,7 @@ func New(cfg *config.ExternalAuth, opts Options, next exchange.Handler) (*Handle
 	h := &Handler{
 		urlTemplate: newTemplate(cfg.URL), rawURL: cfg.URL, self: cfg.Self,
 		method: cfg.Method, sendOriginalURI: cfg.Method != "", requestRedirect: cfg.RequestRedirect, redirectVars: newTemplate(cfg.RequestRedirect),
-		setHeaders: http.Header{}, signin: newSignin(cfg.SigninURL, cfg.SigninRedirectParam),
+		signin: newSignin(cfg.SigninURL, cfg.SigninRedirectParam),
 		alwaysCookie: cfg.AlwaysSetCookie, timeout: connect + response, client: c, counters: opts.Counters, log: opts.Log, next: next,
 	}
 	if h.urlTemplate == nil {
@@ -115,7 +115,7 @@ func New(cfg *config.ExternalAuth, opts Options, next exchange.Handler) (*Handle
 		h.log = slog.Default()
 	}
 	for name, value := range cfg.ProxySetHeaders {
-		h.setHeaders.Set(name, value)
+		h.setHeaders = append(h.setHeaders, setHeader{name: http.CanonicalHeaderKey(name), value: value, vars: newTemplate(value)})
 	}
 	for _, name := range cfg.ResponseHeaders {
 		h.copyHeaders = append(h.copyHeaders, http.CanonicalHeaderKey(name))
@@ -124,6 +124,26 @@ func New(cfg *config.ExternalAuth, opts Options, next exchange.Handler) (*Handle
 		h.cache = NewCache(cfg.Cache)
 	}
 	return h, nil
+}
+
+// setHeader is a header of proxy_set_headers.
+type setHeader struct {
+	name  string // canonical
+	value string
+	vars  template // value with variables
+}
+
+// apply sets the header on hd for x, or removes it when its value is empty.
+func (s setHeader) apply(hd http.Header, x *exchange.Request) {
+	value := s.value
+	if s.vars != nil {
+		value = s.vars.expand(x)
+	}
+	if value == "" {
+		delete(hd, s.name)
+		return
+	}
+	hd[s.name] = []string{value}
 }
 
 func timeoutsOf(t *config.Timeouts) (connect, response time.Duration) {

@@ -147,6 +147,16 @@ func TestSubrequestHeaders(t *testing.T) {
 				"X-Original-Uri": "/a/b?q=1", "X-Original-Method": "GET",
 			},
 		},
+		{
+			name: "extra headers with variables, and an empty one removing the client's",
+			cfg: config.ExternalAuth{ProxySetHeaders: map[string]string{
+				"X-Original-Host": "$host", "X-Where": "${scheme}://$http_host$request_uri from $remote_addr", "Authorization": ""}},
+			method: http.MethodGet, header: http.Header{"Authorization": {"Bearer t"}},
+			wantMethod: http.MethodGet,
+			want: map[string]string{
+				"X-Original-Host": "app.test", "X-Where": "http://app.test/a/b?q=1 from 192.0.2.10", "Authorization": "",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

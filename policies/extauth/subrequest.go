@@ -61,8 +61,8 @@ func (h *Handler) subrequest(ctx context.Context, x *exchange.Request) (*http.Re
 	if _, ok := hd["User-Agent"]; !ok {
 		hd["User-Agent"] = []string{""} // keep net/http from adding its own
 	}
-	for name, values := range h.setHeaders {
-		hd[name] = values
+	for _, s := range h.setHeaders {
+		s.apply(hd, x)
 	}
 	if h.self {
 		hd[selfHeader] = []string{selfToken}

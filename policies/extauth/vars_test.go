@@ -1,6 +1,7 @@
 package extauth
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -114,7 +115,8 @@ func TestSelfSubrequest(t *testing.T) {
 			own := startSelfListener(t, tt.tls)
 			other := startSelfListener(t, !tt.tls)
 			listeners := map[string]*config.Listener{"a": {Address: other.Listener.Addr().String()}}
-			listeners["b"] = &config.Listener{Address: "0.0.0.0:" + port(own.Listener.Addr().String())}
+			_, port, _ := net.SplitHostPort(own.Listener.Addr().String())
+			listeners["b"] = &config.Listener{Address: net.JoinHostPort("0.0.0.0", port)}
 			if tt.tls {
 				listeners["b"].TLS = &config.ListenerTLS{}
 			} else {
@@ -157,5 +159,3 @@ func TestSelfSubrequestLoop(t *testing.T) {
 		t.Errorf("a forged mark: status %d, want 200 (judged by the service)", w.Code)
 	}
 }
-
-func port(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }

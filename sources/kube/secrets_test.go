@@ -86,7 +86,7 @@ func (e *fakeEnv) putMeta(ns, name, rv string) {
 	e.t.Helper()
 	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, ResourceVersion: rv}}
-	c := e.meta.Resource(secretsResource).Namespace(ns).(metafake.MetadataClient)
+	c := e.meta.Resource(secretKind.resource).Namespace(ns).(metafake.MetadataClient)
 	if _, err := c.UpdateFake(m, metav1.UpdateOptions{}); err != nil {
 		if _, err := c.CreateFake(m, metav1.CreateOptions{}); err != nil {
 			e.t.Fatal(err)
@@ -100,7 +100,7 @@ func (e *fakeEnv) putMeta(ns, name, rv string) {
 
 func (e *fakeEnv) deleteMeta(ns, name string) {
 	e.t.Helper()
-	if err := e.meta.Resource(secretsResource).Namespace(ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+	if err := e.meta.Resource(secretKind.resource).Namespace(ns).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.eventually("metadata of "+ns+"/"+name+" deleted", func() bool {

@@ -1,12 +1,13 @@
 // Package kube watches the Kubernetes objects the controller translates and
 // builds snapshots from its informers' caches: IngressClasses (always
 // cluster-wide), Ingresses, Services and EndpointSlices (in one namespace or
-// all), and only the Secrets the Ingresses reference.
+// all), and only the Secrets and ConfigMaps the Ingresses reference.
 //
-// Secrets are watched by metadata only (names and resourceVersions): the data
-// of a Secret is read (GET) when an Ingress or the flags reference it, kept
-// while they do and read again when its resourceVersion changes. A cluster's
-// other Secrets (Helm releases, service-account tokens) cost a few hundred
+// Secrets and ConfigMaps are watched by metadata only (names and
+// resourceVersions): the data of one is read (GET) when an Ingress or the
+// flags reference it, kept while they do and read again when its
+// resourceVersion changes. A cluster's other Secrets and ConfigMaps (Helm
+// releases, service-account tokens, kube-root-ca.crt) cost a few hundred
 // bytes each and their changes cost nothing.
 //
 // The objects of a Snapshot are the informers' own: they are shared between
@@ -25,6 +26,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -53,15 +55,15 @@ import (
 
 // Options configure a Watch.
 type Options struct {
-	// Namespace limits Ingresses, Services, EndpointSlices and Secrets to
-	// one namespace (--watch-namespace); "" watches all. IngressClasses are
-	// always watched cluster-wide.
+	// Namespace limits Ingresses, Services, EndpointSlices, Secrets and
+	// ConfigMaps to one namespace (--watch-namespace); "" watches all.
+	// IngressClasses are always watched cluster-wide.
 	Namespace string
-	// SecretKeys returns the Secrets an Ingress references whose data
-	// translation needs; snap holds the IngressClasses (for the class of
-	// the Ingress). Nil means ingress.ServedSecrets with the default
+	// References returns the Secrets and ConfigMaps an Ingress references
+	// whose data translation needs; snap holds the IngressClasses (for the
+	// class of the Ingress). Nil means ingress.ServedRefs with the default
 	// classes.
-	SecretKeys func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) []snapshot.Key
+	References func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) snapshot.Refs
 	// ExtraSecrets are Secrets referenced by the flags
 	// (--default-ssl-certificate). One outside Namespace is watched alone
 	// (a list and watch of that one name).
@@ -82,9 +84,10 @@ type Watch struct {
 	ings     networkinglisters.IngressLister
 	services corelisters.ServiceLister
 	slices   discoverylisters.EndpointSliceLister
-	secrets  *secretCache
+	secrets    *refCache[*corev1.Secret]
+	configMaps *refCache[*corev1.ConfigMap]
 
-	// snapMu serialises Snapshot, which owns the Secret data cache.
+	// snapMu serialises Snapshot, which owns the data caches.
 	snapMu sync.Mutex
 }
 
@@ -96,7 +99,7 @@ type namedInformer struct {
 
 // NewForConfig returns a Watch with clients made from cfg: the typed client
 // speaks protobuf (cheaper to decode than JSON for EndpointSlices), and the
-// metadata client reads Secrets' metadata. When cfg sets neither QPS nor a
+// metadata client reads Secrets' and ConfigMaps' metadata. When cfg sets neither QPS nor a
 // rate limiter, QPS is 50 and Burst 100 instead of client-go's 5 and 10,
 // which would make the first snapshot of a cluster with a thousand
 // referenced Secrets take more than three minutes.
@@ -119,13 +122,13 @@ func NewForConfig(cfg *rest.Config, opts Options) (*Watch, error) {
 	return NewWatch(client, metaClient, opts), nil
 }
 
-// NewWatch returns a Watch that reads objects with client and Secrets'
-// metadata with meta. Nothing runs before Start.
+// NewWatch returns a Watch that reads objects with client and the metadata
+// of Secrets and ConfigMaps with meta. Nothing runs before Start.
 func NewWatch(client kubernetes.Interface, meta metadata.Interface, opts Options) *Watch {
-	if opts.SecretKeys == nil {
+	if opts.References == nil {
 		defaults := ingress.Options{IngressClass: ingress.DefaultIngressClass, ControllerClass: ingress.DefaultControllerClass}
-		opts.SecretKeys = func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) []snapshot.Key {
-			return ingress.ServedSecrets(snap, ing, defaults)
+		opts.References = func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) snapshot.Refs {
+			return ingress.ServedRefs(snap, ing, defaults)
 		}
 	}
 	log := opts.Log
@@ -157,8 +160,9 @@ func NewWatch(client kubernetes.Interface, meta metadata.Interface, opts Options
 	w.handle(services.Informer(), changedUpdate)
 	w.handle(slices.Informer(), changedUpdate)
 
-	w.secrets = newSecretCache(client, meta, opts.Namespace, opts.ExtraSecrets, log, w.signal)
-	for _, src := range w.secrets.sources {
+	w.secrets = newRefCache(secretKind, client, meta, opts.Namespace, opts.ExtraSecrets, log, w.signal)
+	w.configMaps = newRefCache(configMapKind, client, meta, opts.Namespace, nil, log, w.signal)
+	for _, src := range append(w.secrets.sources, w.configMaps.sources...) {
 		w.synced = append(w.synced, namedInformer{src.name, src.informer})
 	}
 	return w
@@ -214,9 +218,9 @@ func (w *Watch) signal() {
 
 // Changed signals that an object changed since the signal was last taken:
 // any add, delete or update of an IngressClass, Ingress (spec or
-// annotations), Service or EndpointSlice, and of a Secret that the last
-// Snapshot (or ExtraSecrets) references. A signal also comes after a
-// referenced Secret could not be read, to retry (after 1 s, doubling up to
+// annotations), Service or EndpointSlice, and of a Secret or ConfigMap that
+// the last Snapshot (or ExtraSecrets) references. A signal also comes after
+// a referenced Secret or ConfigMap could not be read, to retry (after 1 s, doubling up to
 // 1 min). The channel holds at most one signal; the signals of the initial
 // sync are still in it after WaitForSync.
 func (w *Watch) Changed() <-chan struct{} { return w.changed }
@@ -226,6 +230,7 @@ func (w *Watch) Changed() <-chan struct{} { return w.changed }
 func (w *Watch) Start(ctx context.Context) {
 	w.factory.Start(ctx.Done())
 	w.secrets.start(ctx)
+	w.configMaps.start(ctx)
 }
 
 // Wait waits for the informers started by Start to stop, after the
@@ -233,6 +238,7 @@ func (w *Watch) Start(ctx context.Context) {
 func (w *Watch) Wait() {
 	w.factory.Shutdown()
 	w.secrets.wait()
+	w.configMaps.wait()
 }
 
 // WaitForSync waits until every informer has synced (listed its objects
@@ -257,16 +263,16 @@ func (w *Watch) WaitForSync(ctx context.Context) error {
 
 // Snapshot builds a snapshot from the informers' caches: every
 // IngressClass, Ingress, Service and EndpointSlice, sorted, and the
-// referenced Secrets (Options.SecretKeys of every Ingress, and
-// ExtraSecrets) that exist. The objects are the informers' and must not be
-// changed (see the package documentation).
+// referenced Secrets and ConfigMaps (Options.References of every Ingress,
+// and ExtraSecrets) that exist. The objects are the informers' and must not
+// be changed (see the package documentation).
 //
-// A referenced Secret whose data is not cached, or cached at an older
-// resourceVersion than its metadata, is read from the API server; Secrets
-// no longer referenced leave the cache. When a read fails the last data
-// read is used, so that an outage never removes routes; a Secret never read
-// is left out. The error is not nil when such a Secret (one that exists but
-// was never read) is missing from the snapshot, or ctx ended during the
+// A referenced Secret or ConfigMap whose data is not cached, or cached at an
+// older resourceVersion than its metadata, is read from the API server;
+// those no longer referenced leave the cache. When a read fails the last
+// data read is used, so that an outage never removes routes; an object never
+// read is left out. The error is not nil when such an object (one that
+// exists but was never read) is missing from the snapshot, or ctx ended during the
 // reads; the snapshot is complete otherwise. Snapshot is safe to call from
 // several goroutines, one at a time.
 func (w *Watch) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
@@ -287,34 +293,49 @@ func (w *Watch) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 	for _, c := range classes {
 		snap.Add(c)
 	}
-	refs := make(map[snapshot.Key]bool, len(ings)+len(w.opts.ExtraSecrets))
+	secretRefs := make(map[snapshot.Key]bool, len(ings)+len(w.opts.ExtraSecrets))
+	configMapRefs := map[snapshot.Key]bool{}
 	for _, k := range w.opts.ExtraSecrets {
-		refs[k] = true
+		secretRefs[k] = true
 	}
 	for _, ing := range ings {
 		snap.Add(ing)
-		for _, k := range w.opts.SecretKeys(snap, ing) {
-			if k.Namespace != "" && k.Name != "" {
-				refs[k] = true
-			}
-		}
+		refs := w.opts.References(snap, ing)
+		addRefs(secretRefs, refs.Secrets)
+		addRefs(configMapRefs, refs.ConfigMaps)
 	}
-	// The references are published before the Secrets' metadata is read:
-	// an event that lands after the read signals Changed.
-	w.secrets.setReferenced(refs)
+	// The references are published before the metadata is read: an event
+	// that lands after the read signals Changed.
+	w.secrets.setReferenced(secretRefs)
+	w.configMaps.setReferenced(configMapRefs)
 	for _, s := range services {
 		snap.Add(s)
 	}
 	for _, s := range slices {
 		snap.Add(s)
 	}
-	secrets, err := w.secrets.load(ctx, refs)
+	secrets, secretsErr := w.secrets.load(ctx, secretRefs)
+	configMaps, configMapsErr := w.configMaps.load(ctx, configMapRefs)
 	snap.Secrets = make(map[snapshot.Key]*corev1.Secret, len(secrets))
 	for _, s := range secrets {
 		snap.Add(s)
 	}
+	snap.ConfigMaps = make(map[snapshot.Key]*corev1.ConfigMap, len(configMaps))
+	for _, c := range configMaps {
+		snap.Add(c)
+	}
+	err := errors.Join(secretsErr, configMapsErr)
 	snap.Sort()
 	return snap, err
+}
+
+// addRefs adds the named keys to refs.
+func addRefs(refs map[snapshot.Key]bool, keys []snapshot.Key) {
+	for _, k := range keys {
+		if k.Namespace != "" && k.Name != "" {
+			refs[k] = true
+		}
+	}
 }
 
 // lastApplied is kubectl's copy of the applied object, which translation

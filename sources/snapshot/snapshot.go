@@ -1,6 +1,6 @@
 // Package snapshot is an immutable view of the Kubernetes objects the
 // controller translates: IngressClasses, Ingresses, Services,
-// EndpointSlices and Secrets, indexed for the lookups translation makes. The
+// EndpointSlices, and the Secrets and ConfigMaps they reference, indexed for the lookups translation makes. The
 // controller builds one from its informers' caches for each rebuild; the
 // translate command builds one from manifest files. Translation never
 // changes it.
@@ -39,6 +39,14 @@ type Snapshot struct {
 	// kubernetes.io/service-name).
 	EndpointSlices map[Key][]*discoveryv1.EndpointSlice
 	Secrets        map[Key]*corev1.Secret
+	ConfigMaps     map[Key]*corev1.ConfigMap
+}
+
+// Refs are the objects the translation of an object reads besides itself
+// and its Services: the controller reads and keeps these Secrets and
+// ConfigMaps only.
+type Refs struct {
+	Secrets, ConfigMaps []Key
 }
 
 // New returns an empty snapshot.
@@ -48,6 +56,7 @@ func New() *Snapshot {
 		Services:       map[Key]*corev1.Service{},
 		EndpointSlices: map[Key][]*discoveryv1.EndpointSlice{},
 		Secrets:        map[Key]*corev1.Secret{},
+		ConfigMaps:     map[Key]*corev1.ConfigMap{},
 	}
 }
 
@@ -70,6 +79,8 @@ func (s *Snapshot) Add(obj any) bool {
 		s.EndpointSlices[k] = append(s.EndpointSlices[k], o)
 	case *corev1.Secret:
 		s.Secrets[Key{o.Namespace, o.Name}] = o
+	case *corev1.ConfigMap:
+		s.ConfigMaps[Key{o.Namespace, o.Name}] = o
 	default:
 		return false
 	}
@@ -98,4 +109,14 @@ func (s *Snapshot) Secret(namespace, name string) (map[string][]byte, bool) {
 		return nil, false
 	}
 	return sec.Data, true
+}
+
+// ConfigMap returns the data of a ConfigMap and whether it exists (for
+// annotation families).
+func (s *Snapshot) ConfigMap(namespace, name string) (map[string]string, bool) {
+	cm := s.ConfigMaps[Key{namespace, name}]
+	if cm == nil {
+		return nil, false
+	}
+	return cm.Data, true
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/ramjet-dev/ramjet/test/harness"
 )
 
@@ -58,6 +60,65 @@ func TestExternalAuth(t *testing.T) {
 	eventually(t, wait, "with the service down, a request with the token answers 500", func() error {
 		return expectAnswer(client, url, allowed, http.StatusInternalServerError, "")
 	})
+}
+
+// TestExternalAuthProxySetHeaders: auth-proxy-set-headers names a
+// ConfigMap whose headers reach the authentication service, one of them
+// with a variable: the service lets a request through only with X-Tenant:
+// shop (which the client cannot forge: the ConfigMap's value replaces it)
+// and answers a user made of the headers it got. Changing the ConfigMap
+// changes the subrequest without touching the Ingress; deleting it makes the
+// object not served (404, InvalidAnnotation).
+func TestExternalAuthProxySetHeaders(t *testing.T) {
+	e := newEnv(t)
+	auth := e.network.Backend(e.t, "auth", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Tenant") != "shop" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("X-Auth-Request-User", r.Header.Get("X-Tenant")+"@"+r.Header.Get("X-Original-Host"))
+	}))
+	e.service("web", userEcho(e))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.apply(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: auth-headers, namespace: NS}
+data: {X-Tenant: shop, X-Original-Host: $host}
+`)
+	e.create(e.ingress("guarded", e.host("guarded"), "web", map[string]string{
+		"nginx.ingress.kubernetes.io/auth-url":               auth.URL + "check",
+		"nginx.ingress.kubernetes.io/auth-proxy-set-headers": "auth-headers",
+		"nginx.ingress.kubernetes.io/auth-response-headers":  "X-Auth-Request-User",
+	}))
+	url := "http://" + e.host("guarded") + "/"
+	forged := map[string]string{"X-Tenant": "other"}
+
+	eventually(t, wait, "a request reaches the member, the ConfigMap's headers sent to the service", func() error {
+		return expectAnswer(client, url, forged, http.StatusOK, "web")
+	})
+	if got, want := send(t, client, url, forged).Header.Get("X-Seen-User"), "shop@"+e.host("guarded"); got != want {
+		t.Errorf("the member saw the user %q, want %q (X-Tenant from the ConfigMap, X-Original-Host the request's $host)", got, want)
+	}
+
+	e.apply(`
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: auth-headers, namespace: NS}
+data: {X-Tenant: nobody, X-Original-Host: $host}
+`)
+	eventually(t, wait, "after the ConfigMap changed, the service refuses", func() error {
+		return expectAnswer(client, url, nil, http.StatusUnauthorized, "")
+	})
+
+	if err := cluster.Client.CoreV1().ConfigMaps(e.ns).Delete(e.ctx, "auth-headers", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, "without the ConfigMap, the object is not served", func() error {
+		return expectAnswer(client, url, nil, http.StatusNotFound, "")
+	})
+	e.waitEvent("guarded", "InvalidAnnotation")
 }
 
 // TestGlobalExternalAuth: with --global-auth-url naming the service of
