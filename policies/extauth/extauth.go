@@ -100,7 +100,7 @@ func New(cfg *config.ExternalAuth, opts Options, next exchange.Handler) (*Handle
 	h := &Handler{
 		urlTemplate: newTemplate(cfg.URL), rawURL: cfg.URL, self: cfg.Self,
 		method: cfg.Method, sendOriginalURI: cfg.Method != "", requestRedirect: cfg.RequestRedirect, redirectVars: newTemplate(cfg.RequestRedirect),
-		signin: newSignin(cfg.SigninURL, cfg.SigninRedirectParam),
+		signin:       newSignin(cfg.SigninURL, cfg.SigninRedirectParam),
 		alwaysCookie: cfg.AlwaysSetCookie, timeout: connect + response, client: c, counters: opts.Counters, log: opts.Log, next: next,
 	}
 	if h.urlTemplate == nil {

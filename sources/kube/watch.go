@@ -78,12 +78,12 @@ type Watch struct {
 	opts    Options
 	changed chan struct{}
 
-	factory  informers.SharedInformerFactory
-	synced   []namedInformer
-	classes  networkinglisters.IngressClassLister
-	ings     networkinglisters.IngressLister
-	services corelisters.ServiceLister
-	slices   discoverylisters.EndpointSliceLister
+	factory    informers.SharedInformerFactory
+	synced     []namedInformer
+	classes    networkinglisters.IngressClassLister
+	ings       networkinglisters.IngressLister
+	services   corelisters.ServiceLister
+	slices     discoverylisters.EndpointSliceLister
 	secrets    *refCache[*corev1.Secret]
 	configMaps *refCache[*corev1.ConfigMap]
 
