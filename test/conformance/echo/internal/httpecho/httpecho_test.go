@@ -112,6 +112,16 @@ func TestEchoContract(t *testing.T) {
 			proto: "HTTP/2.0",
 		},
 		{
+			name: "h2c answers every path with the echo", kind: Cleartext, protocol: roundtripper.H2CPriorKnowledgeProtocol, scheme: "http",
+			expected: confhttp.ExpectedResponse{
+				Request:   confhttp.Request{Path: "/status/500"},
+				Response:  confhttp.Response{StatusCode: 200, Protocol: "HTTP/2.0"},
+				Backend:   "infra-backend-v1",
+				Namespace: "gateway-conformance-infra",
+			},
+			proto: "HTTP/2.0",
+		},
+		{
 			name: "h2c listener refuses HTTP/1.1", kind: Cleartext, protocol: "HTTP", scheme: "http",
 			expected: confhttp.ExpectedResponse{
 				Request:  confhttp.Request{Path: "/h2c"},

@@ -35,9 +35,10 @@ const (
 )
 
 // NewServer returns a server for h on a listener of kind k; tc is the TLS
-// configuration of a Secure listener (nil otherwise). Serve it with Serve
-// (Plain, Cleartext) or ServeTLS(l, "", "") (Secure).
-func NewServer(h http.Handler, k Kind, tc *tls.Config) *http.Server {
+// configuration of a Secure listener (nil otherwise). A Cleartext server
+// answers every path with the echo, as echo-basic's h2c listener does.
+// Serve it with Serve (Plain, Cleartext) or ServeTLS(l, "", "") (Secure).
+func NewServer(h *Handler, k Kind, tc *tls.Config) *http.Server {
 	s := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -48,7 +49,7 @@ func NewServer(h http.Handler, k Kind, tc *tls.Config) *http.Server {
 		s.Protocols = new(http.Protocols)
 		s.Protocols.SetHTTP1(true)
 		s.Protocols.SetUnencryptedHTTP2(true)
-		s.Handler = H2C(h)
+		s.Handler = H2C(http.HandlerFunc(h.Echo))
 	case Secure:
 		s.TLSConfig = tc.Clone()
 	}
