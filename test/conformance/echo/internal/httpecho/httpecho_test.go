@@ -84,8 +84,8 @@ func TestEchoContract(t *testing.T) {
 				},
 				BackendSetResponseHeaders: map[string]string{"X-Header-Set": "set", "Cache-Control": "no-store"},
 				Response: confhttp.Response{
-					StatusCode: 200,
-					Headers:    map[string]string{"X-Header-Set": "set", "Cache-Control": "no-store", "Content-Type": "application/json"},
+					StatusCodes: []int{200},
+					Headers:     map[string]string{"X-Header-Set": "set", "Cache-Control": "no-store", "Content-Type": "application/json"},
 				},
 				Backend: "infra-backend-v1", Namespace: "gateway-conformance-infra",
 			},
@@ -95,7 +95,7 @@ func TestEchoContract(t *testing.T) {
 			name: "post", kind: Plain, protocol: "HTTP", scheme: "http",
 			expected: confhttp.ExpectedResponse{
 				Request:   confhttp.Request{Method: "POST", Path: "/post", Body: "payload"},
-				Response:  confhttp.Response{StatusCode: 200},
+				Response:  confhttp.Response{StatusCodes: []int{200}},
 				Backend:   "infra-backend-v1",
 				Namespace: "gateway-conformance-infra",
 			},
@@ -105,7 +105,7 @@ func TestEchoContract(t *testing.T) {
 			name: "h2c with prior knowledge", kind: Cleartext, protocol: roundtripper.H2CPriorKnowledgeProtocol, scheme: "http",
 			expected: confhttp.ExpectedResponse{
 				Request:   confhttp.Request{Host: "h2c.example.com", Path: "/h2c"},
-				Response:  confhttp.Response{StatusCode: 200, Protocol: "HTTP/2.0"},
+				Response:  confhttp.Response{StatusCodes: []int{200}, Protocol: "HTTP/2.0"},
 				Backend:   "infra-backend-v1",
 				Namespace: "gateway-conformance-infra",
 			},
@@ -115,7 +115,7 @@ func TestEchoContract(t *testing.T) {
 			name: "h2c answers every path with the echo", kind: Cleartext, protocol: roundtripper.H2CPriorKnowledgeProtocol, scheme: "http",
 			expected: confhttp.ExpectedResponse{
 				Request:   confhttp.Request{Path: "/status/500"},
-				Response:  confhttp.Response{StatusCode: 200, Protocol: "HTTP/2.0"},
+				Response:  confhttp.Response{StatusCodes: []int{200}, Protocol: "HTTP/2.0"},
 				Backend:   "infra-backend-v1",
 				Namespace: "gateway-conformance-infra",
 			},
@@ -125,7 +125,7 @@ func TestEchoContract(t *testing.T) {
 			name: "h2c listener refuses HTTP/1.1", kind: Cleartext, protocol: "HTTP", scheme: "http",
 			expected: confhttp.ExpectedResponse{
 				Request:  confhttp.Request{Path: "/h2c"},
-				Response: confhttp.Response{StatusCode: 400},
+				Response: confhttp.Response{StatusCodes: []int{400}},
 			},
 		},
 		{
@@ -135,7 +135,7 @@ func TestEchoContract(t *testing.T) {
 				ExpectedRequest: &confhttp.ExpectedRequest{
 					Request: confhttp.Request{Path: "/backend-tls", SNI: "abc.example.com", ClientCert: pki.ClientPEM},
 				},
-				Response:   confhttp.Response{StatusCode: 200},
+				Response:   confhttp.Response{StatusCodes: []int{200}},
 				Backend:    "infra-backend-v1",
 				Namespace:  "gateway-conformance-infra",
 				ServerName: "abc.example.com",
@@ -147,7 +147,7 @@ func TestEchoContract(t *testing.T) {
 			name: "h2 over tls without a client certificate", kind: Secure, protocol: roundtripper.H2Protocol, scheme: "https",
 			expected: confhttp.ExpectedResponse{
 				Request:   confhttp.Request{Host: "abc.example.com", Path: "/h2", SNI: "abc.example.com"},
-				Response:  confhttp.Response{StatusCode: 200, Protocol: "HTTP/2.0"},
+				Response:  confhttp.Response{StatusCodes: []int{200}, Protocol: "HTTP/2.0"},
 				Backend:   "infra-backend-v1",
 				Namespace: "gateway-conformance-infra",
 			},
@@ -156,25 +156,25 @@ func TestEchoContract(t *testing.T) {
 		},
 		{
 			name: "status", kind: Plain, protocol: "HTTP", scheme: "http",
-			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/status/418"}, Response: confhttp.Response{StatusCode: 418}},
+			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/status/418"}, Response: confhttp.Response{StatusCodes: []int{418}}},
 		},
 		{
 			name: "status with a query", kind: Plain, protocol: "HTTP", scheme: "http",
-			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/status/503?x=1"}, Response: confhttp.Response{StatusCode: 400}},
+			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/status/503?x=1"}, Response: confhttp.Response{StatusCodes: []int{400}}},
 		},
 		{
 			name: "status not three digits", kind: Plain, protocol: "HTTP", scheme: "http",
-			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/status/50x"}, Response: confhttp.Response{StatusCode: 400}},
+			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/status/50x"}, Response: confhttp.Response{StatusCodes: []int{400}}},
 		},
 		{
 			name: "status below 100", kind: Plain, protocol: "HTTP", scheme: "http",
-			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/status/099"}, Response: confhttp.Response{StatusCode: 400}},
+			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/status/099"}, Response: confhttp.Response{StatusCodes: []int{400}}},
 		},
 		{
 			name: "delay", kind: Plain, protocol: "HTTP", scheme: "http",
 			expected: confhttp.ExpectedResponse{
 				Request:   confhttp.Request{Path: "/request-timeout?delay=1ms"},
-				Response:  confhttp.Response{StatusCode: 200},
+				Response:  confhttp.Response{StatusCodes: []int{200}},
 				Backend:   "infra-backend-v1",
 				Namespace: "gateway-conformance-infra",
 			},
@@ -182,7 +182,7 @@ func TestEchoContract(t *testing.T) {
 		},
 		{
 			name: "bad delay", kind: Plain, protocol: "HTTP", scheme: "http",
-			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/x?delay=soon"}, Response: confhttp.Response{StatusCode: 500}},
+			expected: confhttp.ExpectedResponse{Request: confhttp.Request{Path: "/x?delay=soon"}, Response: confhttp.Response{StatusCodes: []int{500}}},
 		},
 	}
 	for _, tc := range tests {

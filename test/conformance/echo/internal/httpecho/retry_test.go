@@ -35,7 +35,7 @@ func TestRetry(t *testing.T) {
 			for i, want := range tc.want {
 				expected := confhttp.ExpectedResponse{
 					Request:   confhttp.Request{Path: path},
-					Response:  confhttp.Response{StatusCode: want},
+					Response:  confhttp.Response{StatusCodes: []int{want}},
 					Backend:   "infra-backend-v1",
 					Namespace: "gateway-conformance-infra",
 				}

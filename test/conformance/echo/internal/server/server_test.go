@@ -115,7 +115,7 @@ func TestHTTPMode(t *testing.T) {
 			expected := confhttp.ExpectedResponse{
 				Request:         confhttp.Request{Host: "abc.example.com", Path: "/echo"},
 				ExpectedRequest: &confhttp.ExpectedRequest{Request: confhttp.Request{Path: "/echo"}, HTTPPort: httpPort},
-				Response:        confhttp.Response{StatusCode: 200, Protocol: tc.response},
+				Response:        confhttp.Response{StatusCodes: []int{200}, Protocol: tc.response},
 				Backend:         "backend-v1", Namespace: "gateway-conformance-infra",
 			}
 			req := confhttp.MakeRequest(t, &expected, r.Addr(tc.listener).String(), tc.protocol, tc.scheme)
