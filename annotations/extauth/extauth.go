@@ -224,7 +224,7 @@ func proxySetHeaders(ctx *registry.Context, values map[string]string) (map[strin
 		return nil, false
 	}
 	for _, header := range slices.Sorted(maps.Keys(data)) {
-		if err := checkSetHeader(header, data[header]); err != nil {
+		if err := config.CheckAuthSetHeader(header, data[header]); err != nil {
 			ctx.Invalid(keyProxySetHeaders, "ConfigMap %s, entry %s: %v", core.Quote(name), core.Quote(header), err)
 			return nil, false
 		}

@@ -74,22 +74,6 @@ func validateRequestRedirect(v string) error {
 	return err
 }
 
-// checkSetHeader checks an entry of the auth-proxy-set-headers ConfigMap
-// as ramjetd checks proxy_set_headers.
-func checkSetHeader(name, value string) error {
-	if err := config.CheckAuthHeaderName(name); err != nil {
-		return err
-	}
-	if err := config.ValidateHeaderValue(value); err != nil {
-		return err
-	}
-	if config.HasAuthVariables(value) {
-		_, err := config.ParseAuthTemplate(value)
-		return err
-	}
-	return nil
-}
-
 func validateSigninParam(v string) error {
 	if !signinParamRE.MatchString(v) {
 		return fmt.Errorf("%s is not a query parameter name (letters, digits and _.~-, at most 64)", core.Quote(v))

@@ -112,14 +112,7 @@ func (e *ExternalAuth) validateHeaders(l *errorList, path string) {
 		l.add(path+".proxy_set_headers", "at most %d headers, got %d", MaxAuthProxySetHeaders, len(e.ProxySetHeaders))
 	}
 	for _, name := range sortedKeys(e.ProxySetHeaders) {
-		p := path + ".proxy_set_headers." + name
-		l.addErr(p, CheckAuthHeaderName(name))
-		value := e.ProxySetHeaders[name]
-		l.addErr(p, ValidateHeaderValue(value))
-		if HasAuthVariables(value) {
-			_, err := ParseAuthTemplate(value)
-			l.addErr(p, err)
-		}
+		l.addErr(path+".proxy_set_headers."+name, CheckAuthSetHeader(name, e.ProxySetHeaders[name]))
 	}
 	for i, name := range e.ResponseHeaders {
 		p := fmt.Sprintf("%s.response_headers[%d]", path, i)
@@ -129,6 +122,23 @@ func (e *ExternalAuth) validateHeaders(l *errorList, path string) {
 			l.add(p, "%s cannot be copied: headers with '_' are not forwarded to members (as in ingress-nginx)", name)
 		}
 	}
+}
+
+// CheckAuthSetHeader checks a header of proxy_set_headers: its name as
+// CheckAuthHeaderName does, its value free of control characters and of
+// variables other than AuthVariables.
+func CheckAuthSetHeader(name, value string) error {
+	if err := CheckAuthHeaderName(name); err != nil {
+		return err
+	}
+	if err := ValidateHeaderValue(value); err != nil {
+		return err
+	}
+	if HasAuthVariables(value) {
+		_, err := ParseAuthTemplate(value)
+		return err
+	}
+	return nil
 }
 
 // CheckAuthHeaderName checks a header name external authentication sets
