@@ -57,7 +57,7 @@ func newClient(cfg *config.ExternalAuth, u *config.AuthURLParts, self func() str
 		if c.maxRequests == 0 {
 			c.maxRequests = config.DefaultAuthKeepaliveReqs
 		}
-		t.DialContext = countedDial(dialer.DialContext)
+		t.DialContext = countedDial(dial)
 	}
 	switch {
 	case u.Scheme == "https" && self != nil:

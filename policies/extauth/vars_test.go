@@ -100,15 +100,19 @@ func startSelfListener(t *testing.T, tls bool) *selfListener {
 // TestSelfSubrequest: with self, the subrequest goes to ramjetd's own
 // listener of the URL's scheme (loopback allowed whatever the address
 // rule says), with the request's host as Host and server name, marked as
-// a self subrequest.
+// a self subrequest; kept connections (auth-keepalive) go there too.
 func TestSelfSubrequest(t *testing.T) {
+	keep := &config.AuthKeepalive{Connections: 4}
 	tests := []struct {
 		name, url string
 		tls       bool
+		keepalive *config.AuthKeepalive
 		wantSNI   string
 	}{
-		{"https to the TLS listener", "https://$host/oauth2/auth", true, "app.test"},
-		{"http to the plain listener", "http://$http_host/oauth2/auth", false, ""},
+		{"https to the TLS listener", "https://$host/oauth2/auth", true, nil, "app.test"},
+		{"http to the plain listener", "http://$http_host/oauth2/auth", false, nil, ""},
+		{"https with kept connections", "https://$host/oauth2/auth", true, keep, "app.test"},
+		{"http with kept connections", "http://$host/oauth2/auth", false, keep, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,7 +127,7 @@ func TestSelfSubrequest(t *testing.T) {
 				listeners["a"].TLS = &config.ListenerTLS{}
 			}
 			m := &member{}
-			h, err := New(&config.ExternalAuth{URL: tt.url, Self: true, ResponseHeaders: []string{"X-Auth-Request-User"}},
+			h, err := New(&config.ExternalAuth{URL: tt.url, Self: true, Keepalive: tt.keepalive, ResponseHeaders: []string{"X-Auth-Request-User"}},
 				Options{Listeners: listeners, Log: newLogger(&strings.Builder{})}, m)
 			if err != nil {
 				t.Fatalf("New: %v", err)
