@@ -1,6 +1,9 @@
 // Package snapshot is an immutable view of the Kubernetes objects the
-// controller translates: IngressClasses, Ingresses, Services,
-// EndpointSlices, and the Secrets and ConfigMaps they reference, indexed for the lookups translation makes. The
+// controller translates: the objects of each enabled input (IngressClasses
+// and Ingresses; GatewayClasses, Gateways, routes, ReferenceGrants and
+// BackendTLSPolicies), the Services and EndpointSlices they route to, and
+// the Secrets and ConfigMaps they reference, indexed for the lookups
+// translation makes. The
 // controller builds one from its informers' caches for each rebuild; the
 // translate command builds one from manifest files. Translation never
 // changes it.
@@ -13,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Key names a namespaced object.
@@ -40,6 +44,17 @@ type Snapshot struct {
 	EndpointSlices map[Key][]*discoveryv1.EndpointSlice
 	Secrets        map[Key]*corev1.Secret
 	ConfigMaps     map[Key]*corev1.ConfigMap
+	// Namespaces are the namespaces by name, for the Gateway API's
+	// namespace selectors (empty when that input is off).
+	Namespaces map[string]*corev1.Namespace
+
+	// The Gateway API input's objects (empty when it is off).
+	GatewayClasses     map[string]*gatewayv1.GatewayClass
+	Gateways           []*gatewayv1.Gateway
+	HTTPRoutes         []*gatewayv1.HTTPRoute
+	GRPCRoutes         []*gatewayv1.GRPCRoute
+	ReferenceGrants    []*gatewayv1.ReferenceGrant
+	BackendTLSPolicies []*gatewayv1.BackendTLSPolicy
 }
 
 // Refs are the objects the translation of an object reads besides itself
@@ -57,6 +72,8 @@ func New() *Snapshot {
 		EndpointSlices: map[Key][]*discoveryv1.EndpointSlice{},
 		Secrets:        map[Key]*corev1.Secret{},
 		ConfigMaps:     map[Key]*corev1.ConfigMap{},
+		Namespaces:     map[string]*corev1.Namespace{},
+		GatewayClasses: map[string]*gatewayv1.GatewayClass{},
 	}
 }
 
@@ -81,24 +98,52 @@ func (s *Snapshot) Add(obj any) bool {
 		s.Secrets[Key{o.Namespace, o.Name}] = o
 	case *corev1.ConfigMap:
 		s.ConfigMaps[Key{o.Namespace, o.Name}] = o
+	case *corev1.Namespace:
+		s.Namespaces[o.Name] = o
+	case *gatewayv1.GatewayClass:
+		s.GatewayClasses[o.Name] = o
+	case *gatewayv1.Gateway:
+		s.Gateways = append(s.Gateways, o)
+	case *gatewayv1.HTTPRoute:
+		s.HTTPRoutes = append(s.HTTPRoutes, o)
+	case *gatewayv1.GRPCRoute:
+		s.GRPCRoutes = append(s.GRPCRoutes, o)
+	case *gatewayv1.ReferenceGrant:
+		s.ReferenceGrants = append(s.ReferenceGrants, o)
+	case *gatewayv1.BackendTLSPolicy:
+		s.BackendTLSPolicies = append(s.BackendTLSPolicies, o)
 	default:
 		return false
 	}
 	return true
 }
 
-// Sort orders the Ingresses and each Service's EndpointSlices by name, so
-// that translation does not depend on the order objects arrived in.
+// Sort orders the lists of objects by namespace and name and each
+// Service's EndpointSlices by name, so that translation does not depend on
+// the order objects arrived in.
 func (s *Snapshot) Sort() {
-	slices.SortFunc(s.Ingresses, func(a, b *networkingv1.Ingress) int {
-		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
+	sortByKey(s.Ingresses)
+	sortByKey(s.Gateways)
+	sortByKey(s.HTTPRoutes)
+	sortByKey(s.GRPCRoutes)
+	sortByKey(s.ReferenceGrants)
+	sortByKey(s.BackendTLSPolicies)
 	for _, slices_ := range s.EndpointSlices {
 		slices.SortFunc(slices_, func(a, b *discoveryv1.EndpointSlice) int { return strings.Compare(a.Name, b.Name) })
 	}
+}
+
+// sortByKey orders objects by namespace, then name.
+func sortByKey[T interface {
+	GetNamespace() string
+	GetName() string
+}](objs []T) {
+	slices.SortFunc(objs, func(a, b T) int {
+		if c := strings.Compare(a.GetNamespace(), b.GetNamespace()); c != 0 {
+			return c
+		}
+		return strings.Compare(a.GetName(), b.GetName())
+	})
 }
 
 // Secret returns the data of a Secret and whether it exists (for
