@@ -17,7 +17,8 @@ import (
 
 // readKinds are the kinds translation reads: an object of one of them that
 // does not decode makes its document unreadable.
-var readKinds = map[string]bool{"Ingress": true, "IngressClass": true, "Service": true, "EndpointSlice": true, "Secret": true, "ConfigMap": true}
+var readKinds = map[string]bool{"Ingress": true, "IngressClass": true, "Service": true, "EndpointSlice": true, "Secret": true, "ConfigMap": true,
+	"Namespace": true, "GatewayClass": true, "Gateway": true, "HTTPRoute": true, "GRPCRoute": true, "ReferenceGrant": true, "BackendTLSPolicy": true}
 
 // objectName names an object as far as it is known: its kind, and its
 // namespace and name when the document has them.

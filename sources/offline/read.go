@@ -22,9 +22,12 @@ import (
 	networkingv1beta1 "k8s.io/api/networking/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
@@ -159,10 +162,19 @@ func (r *reader) document(where string, doc []byte) {
 	r.object(where, &u, jsonDoc)
 }
 
+// decoder decodes the kinds of client-go's scheme and the Gateway API's
+// v1 kinds.
+var decoder = func() runtime.Decoder {
+	s := runtime.NewScheme()
+	utilruntime.Must(scheme.AddToScheme(s))
+	utilruntime.Must(gatewayv1.Install(s))
+	return serializer.NewCodecFactory(s).UniversalDeserializer()
+}()
+
 // object decodes one object (u is its untyped form) into its typed form
 // and adds it.
 func (r *reader) object(where string, u *unstructured.Unstructured, data []byte) {
-	obj, gvk, err := scheme.Codecs.UniversalDeserializer().Decode(data, nil, nil)
+	obj, gvk, err := decoder.Decode(data, nil, nil)
 	if err != nil {
 		switch {
 		case runtime.IsNotRegisteredError(err):
