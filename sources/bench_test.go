@@ -15,6 +15,7 @@ import (
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -102,9 +103,9 @@ func BenchmarkTranslate(b *testing.B) {
 		b.Run(fmt.Sprintf("ingresses=%d,services=%d", size.ingresses, size.services), func(b *testing.B) {
 			snap := benchSnapshot(size.ingresses, size.services)
 			base := &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}}}
-			opts := sources.Options{Ingress: true, IngressOptions: ingress.Options{
+			opts := sources.Options{Inputs: []input.Input{&ingress.Input{Options: ingress.Options{
 				IngressClass: ingress.DefaultIngressClass, ControllerClass: ingress.DefaultControllerClass, Annotations: registry.All(),
-			}}
+			}}}}
 			var before runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)

@@ -1,7 +1,8 @@
 // Package sources connects the controller's inputs to the core: it runs
-// the enabled inputs over a snapshot and builds the configuration from
-// their contributions. The Kubernetes plumbing (informers, Events, status)
-// arrives with the controller.
+// the enabled inputs (package input) over a snapshot and builds the
+// configuration from their contributions, all inputs together, so that one
+// ownership rule decides between their objects. The Kubernetes plumbing
+// (informers, Events, status) is in its sub-packages.
 package sources
 
 import (
@@ -15,14 +16,15 @@ import (
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
 // Options are the controller's translation flags.
 type Options struct {
-	// Ingress enables the Ingress input and holds its options.
-	Ingress        bool
-	IngressOptions ingress.Options
+	// Inputs are the enabled inputs with their options, run in this
+	// order.
+	Inputs []input.Input
 	// Core are the merge and rendering options; its DefaultBackend is
 	// filled from DefaultBackend.
 	Core core.Options
@@ -33,14 +35,40 @@ type Options struct {
 	// HTTPSListener names the listener of the base that serves HTTPS
 	// (--https-listener).
 	HTTPSListener string
+	// AllowExternalName lets the default backend be an ExternalName
+	// Service (--allow-external-name-services).
+	AllowExternalName bool
+}
+
+// Kinds are the kinds the enabled inputs watch.
+func (o Options) Kinds() []snapshot.Kind {
+	var kinds []snapshot.Kind
+	for _, in := range o.Inputs {
+		kinds = append(kinds, in.Kinds()...)
+	}
+	return kinds
+}
+
+// References are the Secrets and ConfigMaps the enabled inputs' objects of
+// snap reference.
+func (o Options) References(snap *snapshot.Snapshot) snapshot.Refs {
+	var refs snapshot.Refs
+	for _, in := range o.Inputs {
+		r := in.References(snap)
+		refs.Secrets = append(refs.Secrets, r.Secrets...)
+		refs.ConfigMaps = append(refs.ConfigMaps, r.ConfigMaps...)
+	}
+	return refs
 }
 
 // Output is a translation's result and the objects left aside.
 type Output struct {
 	*core.Result
-	// Ignored are Ingresses that are not this controller's but name a class
+	// Ignored are objects that are not this controller's but name a class
 	// that does not exist.
-	Ignored []ingress.Ignored
+	Ignored []input.Ignored
+	// Inputs are the inputs' translations, by input name.
+	Inputs map[string]*input.Translation
 	// Problems are problems of the flags' objects (the default backend, the
 	// default certificate), which belong to no Ingress.
 	Problems []string
@@ -66,12 +94,13 @@ func ParseDefaultBackend(s string) (snapshot.Key, networkingv1.ServiceBackendPor
 // Translate runs the enabled inputs over snap and builds the configuration
 // on the server section of base. It is a pure function of its arguments.
 func Translate(snap *snapshot.Snapshot, base *config.Server, opts Options) *Output {
-	out := &Output{}
+	out := &Output{Inputs: make(map[string]*input.Translation, len(opts.Inputs))}
 	var contributions []*core.Contribution
-	if opts.Ingress {
-		var ignored []ingress.Ignored
-		contributions, ignored = ingress.Translate(snap, opts.IngressOptions)
-		out.Ignored = ignored
+	for _, in := range opts.Inputs {
+		t := in.Translate(snap)
+		out.Inputs[in.Name()] = t
+		contributions = append(contributions, t.Contributions...)
+		out.Ignored = append(out.Ignored, t.Ignored...)
 	}
 	coreOpts := opts.Core
 	if opts.DefaultBackend != "" {
@@ -91,7 +120,7 @@ func (o *Output) defaultBackend(snap *snapshot.Snapshot, opts Options) *core.Bac
 		o.Problems = append(o.Problems, err.Error())
 		return nil
 	}
-	members, problems := ingress.Resolve(snap, key, port, ingress.ResolveOptions{AllowExternalName: opts.IngressOptions.AllowExternalName})
+	members, problems := ingress.Resolve(snap, key, port, ingress.ResolveOptions{AllowExternalName: opts.AllowExternalName})
 	for _, problem := range problems {
 		if len(members) == 0 {
 			o.Problems = append(o.Problems, fmt.Sprintf("--default-backend %s: %s; it answers 503", opts.DefaultBackend, problem.Message))

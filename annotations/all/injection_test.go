@@ -24,6 +24,7 @@ import (
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -230,9 +231,8 @@ func translateObjects(t testing.TB, base []any, ing *networkingv1.Ingress) *sour
 		t.Fatal(err)
 	}
 	opts := sources.Options{
-		Ingress: true,
-		IngressOptions: ingress.Options{IngressClass: ingress.DefaultIngressClass, ControllerClass: ingress.DefaultControllerClass,
-			Annotations: sel},
+		Inputs: []input.Input{&ingress.Input{Options: ingress.Options{IngressClass: ingress.DefaultIngressClass,
+			ControllerClass: ingress.DefaultControllerClass, Annotations: sel}}},
 		HTTPSListener: "https",
 	}
 	opts.Core.FileDir = "/run/ramjet"

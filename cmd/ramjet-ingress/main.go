@@ -116,13 +116,15 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 		return sources.Options{}, nil, err
 	}
 	opts := sources.Options{
-		Ingress: f.ingress,
-		IngressOptions: ingress.Options{
+		DefaultBackend: f.defaultBackend, DefaultSSLCertificate: f.defaultCert, HTTPSListener: f.httpsListener,
+		AllowExternalName: f.externalName,
+	}
+	if f.ingress {
+		opts.Inputs = append(opts.Inputs, &ingress.Input{Options: ingress.Options{
 			IngressClass: f.ingressClass, ControllerClass: f.controllerClass,
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
 			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global,
-		},
-		DefaultBackend: f.defaultBackend, DefaultSSLCertificate: f.defaultCert, HTTPSListener: f.httpsListener,
+		}})
 	}
 	opts.Core.CrossNamespacePaths = f.crossNamespace
 	opts.Core.FileDir = f.fileDir

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -24,7 +23,6 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/admin"
 	"github.com/ramjet-dev/ramjet/dataplane/logging"
 	"github.com/ramjet-dev/ramjet/sources/controller"
-	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/kube"
 	"github.com/ramjet-dev/ramjet/sources/publish"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
@@ -121,10 +119,8 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
-	refs := func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) snapshot.Refs {
-		return ingress.ServedRefs(snap, ing, opts.IngressOptions)
-	}
-	watch, err := kube.NewForConfig(restConfig, kube.Options{Namespace: f.namespace, References: refs, ExtraSecrets: extraSecrets(f.defaultCert), Log: log})
+	watch, err := kube.NewForConfig(restConfig, kube.Options{Kinds: opts.Kinds(), Namespace: f.namespace, References: opts.References,
+		ExtraSecrets: extraSecrets(f.defaultCert), Log: log})
 	if err != nil {
 		return err
 	}

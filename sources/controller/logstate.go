@@ -6,7 +6,6 @@ import (
 
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/sources"
-	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
 // logState remembers what the log last said about the things a rebuild
@@ -18,7 +17,7 @@ import (
 type logState struct {
 	problems []string
 	findings map[core.Finding]bool
-	ignored  map[snapshot.Key]string
+	ignored  map[string]string // reasons by "Kind namespace/name"
 }
 
 // update logs what is new in out.
@@ -42,11 +41,12 @@ func (s *logState) update(log *slog.Logger, out *sources.Output) {
 	}
 	s.findings = findings
 
-	ignored := make(map[snapshot.Key]string, len(out.Ignored))
+	ignored := make(map[string]string, len(out.Ignored))
 	for _, ig := range out.Ignored {
-		ignored[ig.Ingress] = ig.Reason
-		if s.ignored[ig.Ingress] != ig.Reason {
-			log.Info("Ingress not served: its class is unknown", "ingress", ig.Ingress.String(), "reason", ig.Reason)
+		key := ig.Kind + " " + ig.Object.String()
+		ignored[key] = ig.Reason
+		if s.ignored[key] != ig.Reason {
+			log.Info(ig.Kind+" not served: its class is unknown", "object", ig.Object.String(), "reason", ig.Reason)
 		}
 	}
 	s.ignored = ignored

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/sources"
-	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -25,7 +25,7 @@ func TestLogStateLogsChangesOnly(t *testing.T) {
 				{Object: secret, Reason: core.InvalidConfiguration, Message: "the certificate has expired"},
 				{Object: core.Origin{Kind: "Ingress", Namespace: "shop", Name: "web"}, Reason: core.InvalidAnnotation, Message: "an Event"},
 			}},
-			Ignored:  []ingress.Ignored{{Ingress: snapshot.Key{Namespace: "shop", Name: "old"}, Reason: "no class"}},
+			Ignored:  []input.Ignored{{Kind: "Ingress", Object: snapshot.Key{Namespace: "shop", Name: "old"}, Reason: "no class"}},
 			Problems: problems,
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/registry"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -62,23 +63,17 @@ type Options struct {
 	AssumeClasses []string
 }
 
-// Ignored is an Ingress this controller does not serve, and why (logged and
-// counted, not reported on the object: it is someone else's).
-type Ignored struct {
-	Ingress snapshot.Key
-	Reason  string
-}
-
 // Translate turns the Ingresses of snap this controller serves into
-// contributions, each translated alone.
-func Translate(snap *snapshot.Snapshot, opts Options) ([]*core.Contribution, []Ignored) {
+// contributions, each translated alone, and lists the Ingresses of other
+// controllers that name a class that does not exist.
+func Translate(snap *snapshot.Snapshot, opts Options) ([]*core.Contribution, []input.Ignored) {
 	var out []*core.Contribution
-	var ignored []Ignored
+	var ignored []input.Ignored
 	for _, ing := range snap.Ingresses {
 		ours, classFinding, why := selectClass(snap, ing, opts)
 		if !ours {
 			if why != "" {
-				ignored = append(ignored, Ignored{Ingress: snapshot.Key{Namespace: ing.Namespace, Name: ing.Name}, Reason: why})
+				ignored = append(ignored, input.Ignored{Kind: "Ingress", Object: snapshot.Key{Namespace: ing.Namespace, Name: ing.Name}, Reason: why})
 			}
 			continue
 		}

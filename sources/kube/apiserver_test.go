@@ -96,7 +96,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	}
 
 	var logs syncBuffer
-	w, err := NewForConfig(c.Config, Options{Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	w, err := NewForConfig(c.Config, withIngressInput(Options{Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/offline"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
@@ -41,17 +42,16 @@ func TestTranslationLeavesSnapshotUnchanged(t *testing.T) {
 	for _, path := range paths {
 		name := strings.TrimSuffix(strings.TrimPrefix(path, "../"), ".txtar")
 		t.Run(name, func(t *testing.T) {
-			input, flags := caseSections(t, path)
-			snap, _, err := offline.Read([]string{"-"}, strings.NewReader(input))
+			manifests, flags := caseSections(t, path)
+			snap, _, err := offline.Read([]string{"-"}, strings.NewReader(manifests))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, crossNamespace := range []bool{false, true} {
 				opts := sources.Options{
-					Ingress: true,
-					IngressOptions: ingress.Options{IngressClass: ingress.DefaultIngressClass, ControllerClass: ingress.DefaultControllerClass,
-						WatchWithoutClass: true, AllowExternalName: true, Annotations: sel},
-					DefaultBackend: flagValue(flags, "--default-backend"), HTTPSListener: "https",
+					Inputs: []input.Input{&ingress.Input{Options: ingress.Options{IngressClass: ingress.DefaultIngressClass,
+						ControllerClass: ingress.DefaultControllerClass, WatchWithoutClass: true, AllowExternalName: true, Annotations: sel}}},
+					DefaultBackend: flagValue(flags, "--default-backend"), HTTPSListener: "https", AllowExternalName: true,
 				}
 				opts.Core.CrossNamespacePaths = crossNamespace
 				for k, s := range snap.Secrets {

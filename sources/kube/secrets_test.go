@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
@@ -54,7 +55,11 @@ func newFakeEnv(t *testing.T, opts Options) *fakeEnv {
 		}
 		return false, nil, nil
 	})
-	e.w = NewWatch(e.client, e.meta, opts)
+	w, err := NewWatch(Clients{Kube: e.client, Metadata: e.meta}, withIngressInput(opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.w = w
 	signal := e.w.secrets.signal
 	e.w.secrets.signal = func() { e.signals.Add(1); signal() }
 	ctx, cancel := context.WithCancel(context.Background())
@@ -109,14 +114,26 @@ func (e *fakeEnv) deleteMeta(ns, name string) {
 	})
 }
 
+// ingresses is the cache of the Ingress informer.
+func (e *fakeEnv) ingresses() cache.Store {
+	e.t.Helper()
+	for _, n := range e.w.watched {
+		if strings.HasPrefix(n.name, string(snapshot.Ingresses)+" ") {
+			return n.informer.GetStore()
+		}
+	}
+	e.t.Fatal("no Ingress informer")
+	return nil
+}
+
 func (e *fakeEnv) putIngress(ing *networkingv1.Ingress) {
 	e.t.Helper()
 	if _, err := e.client.NetworkingV1().Ingresses(ing.Namespace).Create(e.ctx, ing, metav1.CreateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 	e.eventually("Ingress "+ing.Name, func() bool {
-		_, err := e.w.ings.Ingresses(ing.Namespace).Get(ing.Name)
-		return err == nil
+		_, ok, _ := e.ingresses().GetByKey(ing.Namespace + "/" + ing.Name)
+		return ok
 	})
 }
 
@@ -126,8 +143,8 @@ func (e *fakeEnv) deleteIngress(ns, name string) {
 		e.t.Fatal(err)
 	}
 	e.eventually("Ingress "+name+" deleted", func() bool {
-		_, err := e.w.ings.Ingresses(ns).Get(name)
-		return err != nil
+		_, ok, _ := e.ingresses().GetByKey(ns + "/" + name)
+		return !ok
 	})
 }
 

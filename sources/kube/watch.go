@@ -1,10 +1,15 @@
 // Package kube watches the Kubernetes objects the controller translates and
-// builds snapshots from its informers' caches: IngressClasses (always
-// cluster-wide), Ingresses, Services and EndpointSlices (in one namespace or
-// all), and only the Secrets and ConfigMaps the Ingresses reference.
+// builds snapshots from its informers' caches: the kinds the enabled inputs
+// name (Options.Kinds: IngressClasses and Ingresses for the Ingress input;
+// GatewayClasses, Gateways, routes, ReferenceGrants, BackendTLSPolicies and
+// Namespaces for the Gateway API input), Services and EndpointSlices, in
+// one namespace or all (cluster-scoped kinds always cluster-wide), and only
+// the Secrets and ConfigMaps the inputs' objects reference. A kind no
+// enabled input names has no informer: a Gateway-only install neither
+// watches nor needs permission to read Ingresses.
 //
 // Secrets and ConfigMaps are watched by metadata only (names and
-// resourceVersions): the data of one is read (GET) when an Ingress or the
+// resourceVersions): the data of one is read (GET) when an object or the
 // flags reference it, kept while they do and read again when its
 // resourceVersion changes. A cluster's other Secrets and ConfigMaps (Helm
 // releases, service-account tokens, kube-root-ca.crt) cost a few hundred
@@ -12,7 +17,7 @@
 //
 // The objects of a Snapshot are the informers' own: they are shared between
 // snapshots and with the informers, and must never be changed. The
-// translation (sources/ingress, registry and the annotation families, core)
+// translation (the inputs, registry and the annotation families, core)
 // only reads them; TestTranslationLeavesSnapshotUnchanged checks it.
 //
 // To save memory, the informers drop what translation never reads before an
@@ -31,6 +36,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -38,32 +44,32 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
-	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayinformers "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions"
 
-	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
 // Options configure a Watch.
 type Options struct {
-	// Namespace limits Ingresses, Services, EndpointSlices, Secrets and
-	// ConfigMaps to one namespace (--watch-namespace); "" watches all.
-	// IngressClasses are always watched cluster-wide.
+	// Kinds are the kinds the enabled inputs watch, besides Services and
+	// EndpointSlices (which every input reads).
+	Kinds []snapshot.Kind
+	// Namespace limits the namespaced kinds, Secrets and ConfigMaps to one
+	// namespace (--watch-namespace); "" watches all. Cluster-scoped kinds
+	// (IngressClasses, GatewayClasses, Namespaces) are always watched
+	// cluster-wide.
 	Namespace string
-	// References returns the Secrets and ConfigMaps an Ingress references
-	// whose data translation needs; snap holds the IngressClasses (for the
-	// class of the Ingress). Nil means ingress.ServedRefs with the default
-	// classes.
-	References func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) snapshot.Refs
+	// References returns the Secrets and ConfigMaps whose data
+	// translating the objects of snap needs; snap holds every watched
+	// object, no Secret and no ConfigMap. Nil references none.
+	References func(snap *snapshot.Snapshot) snapshot.Refs
 	// ExtraSecrets are Secrets referenced by the flags
 	// (--default-ssl-certificate). One outside Namespace is watched alone
 	// (a list and watch of that one name).
@@ -73,17 +79,27 @@ type Options struct {
 	Log *slog.Logger
 }
 
+// Clients are the API clients of a Watch.
+type Clients struct {
+	// Kube reads the built-in kinds.
+	Kube kubernetes.Interface
+	// Metadata reads the metadata of Secrets and ConfigMaps.
+	Metadata metadata.Interface
+	// Gateway reads the Gateway API's kinds; it may be nil when no
+	// Gateway API kind is watched.
+	Gateway gatewayclient.Interface
+}
+
 // Watch runs the informers and builds snapshots from their caches.
 type Watch struct {
 	opts    Options
 	changed chan struct{}
 
-	factory    informers.SharedInformerFactory
-	synced     []namedInformer
-	classes    networkinglisters.IngressClassLister
-	ings       networkinglisters.IngressLister
-	services   corelisters.ServiceLister
-	slices     discoverylisters.EndpointSliceLister
+	factory        informers.SharedInformerFactory
+	gatewayFactory gatewayinformers.SharedInformerFactory
+	// watched are the informers of the objects a snapshot holds besides
+	// Secrets and ConfigMaps, in the order WaitForSync names them.
+	watched    []namedInformer
 	secrets    *refCache[*corev1.Secret]
 	configMaps *refCache[*corev1.ConfigMap]
 
@@ -98,74 +114,103 @@ type namedInformer struct {
 }
 
 // NewForConfig returns a Watch with clients made from cfg: the typed client
-// speaks protobuf (cheaper to decode than JSON for EndpointSlices), and the
-// metadata client reads Secrets' and ConfigMaps' metadata. When cfg sets neither QPS nor a
-// rate limiter, QPS is 50 and Burst 100 instead of client-go's 5 and 10,
-// which would make the first snapshot of a cluster with a thousand
-// referenced Secrets take more than three minutes.
+// speaks protobuf (cheaper to decode than JSON for EndpointSlices), the
+// metadata client reads Secrets' and ConfigMaps' metadata, and the Gateway
+// API client (JSON: custom resources have no protobuf) is made when a
+// Gateway API kind is watched. When cfg sets neither QPS nor a rate
+// limiter, QPS is 50 and Burst 100 instead of client-go's 5 and 10, which
+// would make the first snapshot of a cluster with a thousand referenced
+// Secrets take more than three minutes.
 func NewForConfig(cfg *rest.Config, opts Options) (*Watch, error) {
 	typed := rest.CopyConfig(cfg)
 	if typed.QPS == 0 && typed.RateLimiter == nil {
 		typed.QPS, typed.Burst = 50, 100
 	}
-	meta := rest.CopyConfig(typed)
+	plain := rest.CopyConfig(typed)
 	typed.ContentType = runtime.ContentTypeProtobuf
 	typed.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	client, err := kubernetes.NewForConfig(typed)
-	if err != nil {
+	var clients Clients
+	var err error
+	if clients.Kube, err = kubernetes.NewForConfig(typed); err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	metaClient, err := metadata.NewForConfig(meta)
-	if err != nil {
+	if clients.Metadata, err = metadata.NewForConfig(plain); err != nil {
 		return nil, fmt.Errorf("metadata client: %w", err)
 	}
-	return NewWatch(client, metaClient, opts), nil
-}
-
-// NewWatch returns a Watch that reads objects with client and the metadata
-// of Secrets and ConfigMaps with meta. Nothing runs before Start.
-func NewWatch(client kubernetes.Interface, meta metadata.Interface, opts Options) *Watch {
-	if opts.References == nil {
-		defaults := ingress.Options{IngressClass: ingress.DefaultIngressClass, ControllerClass: ingress.DefaultControllerClass}
-		opts.References = func(snap *snapshot.Snapshot, ing *networkingv1.Ingress) snapshot.Refs {
-			return ingress.ServedRefs(snap, ing, defaults)
+	if watchesGatewayAPI(opts.Kinds) {
+		if clients.Gateway, err = gatewayclient.NewForConfig(plain); err != nil {
+			return nil, fmt.Errorf("gateway API client: %w", err)
 		}
 	}
+	return NewWatch(clients, opts)
+}
+
+// NewWatch returns a Watch that reads objects with clients. Nothing runs
+// before Start. It fails when a kind is unknown, or is a Gateway API kind
+// and clients has no Gateway client.
+func NewWatch(clients Clients, opts Options) (*Watch, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if opts.References == nil {
+		opts.References = func(*snapshot.Snapshot) snapshot.Refs { return snapshot.Refs{} }
+	}
 	w := &Watch{opts: opts, changed: make(chan struct{}, 1)}
-	w.factory = informers.NewSharedInformerFactoryWithOptions(client, 0,
+	w.factory = informers.NewSharedInformerFactoryWithOptions(clients.Kube, 0,
 		informers.WithNamespace(opts.Namespace), informers.WithTransform(trim))
-
-	classes := w.factory.Networking().V1().IngressClasses()
-	ings := w.factory.Networking().V1().Ingresses()
-	services := w.factory.Core().V1().Services()
-	slices := w.factory.Discovery().V1().EndpointSlices()
-	w.classes, w.ings, w.services, w.slices = classes.Lister(), ings.Lister(), services.Lister(), slices.Lister()
-
+	if watchesGatewayAPI(opts.Kinds) {
+		if clients.Gateway == nil {
+			return nil, errors.New("watching the Gateway API needs a Gateway API client")
+		}
+		w.gatewayFactory = gatewayinformers.NewSharedInformerFactoryWithOptions(clients.Gateway, 0,
+			gatewayinformers.WithNamespace(opts.Namespace), gatewayinformers.WithTransform(trim))
+	}
 	scope := "in all namespaces"
 	if opts.Namespace != "" {
 		scope = "in namespace " + opts.Namespace
 	}
-	w.synced = []namedInformer{
-		{"IngressClasses", classes.Informer()},
-		{"Ingresses " + scope, ings.Informer()},
-		{"Services " + scope, services.Informer()},
-		{"EndpointSlices " + scope, slices.Informer()},
+	kinds := append([]snapshot.Kind{services, endpointSlices}, opts.Kinds...)
+	seen := map[snapshot.Kind]bool{}
+	for _, k := range kinds {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		desc, ok := kindInformers[k]
+		if !ok {
+			return nil, fmt.Errorf("no informer for kind %q", k)
+		}
+		informer := desc.informer(w)
+		name := string(k)
+		if !desc.clusterScoped {
+			name += " " + scope
+		}
+		w.watched = append(w.watched, namedInformer{name, informer})
+		w.handle(informer, desc.changed)
 	}
-	w.handle(classes.Informer(), changedUpdate)
-	w.handle(ings.Informer(), ingressUpdate)
-	w.handle(services.Informer(), changedUpdate)
-	w.handle(slices.Informer(), changedUpdate)
+	w.secrets = newRefCache(secretKind, clients.Kube, clients.Metadata, opts.Namespace, opts.ExtraSecrets, log, w.signal)
+	w.configMaps = newRefCache(configMapKind, clients.Kube, clients.Metadata, opts.Namespace, nil, log, w.signal)
+	return w, nil
+}
 
-	w.secrets = newRefCache(secretKind, client, meta, opts.Namespace, opts.ExtraSecrets, log, w.signal)
-	w.configMaps = newRefCache(configMapKind, client, meta, opts.Namespace, nil, log, w.signal)
-	for _, src := range append(w.secrets.sources, w.configMaps.sources...) {
-		w.synced = append(w.synced, namedInformer{src.name, src.informer})
+// Informers names the Watch's informers, as WaitForSync does: those of
+// the watched kinds, then those of Secrets' and ConfigMaps' metadata.
+func (w *Watch) Informers() []string {
+	var names []string
+	for _, n := range w.all() {
+		names = append(names, n.name)
 	}
-	return w
+	return names
+}
+
+// all are every informer of the Watch.
+func (w *Watch) all() []namedInformer {
+	all := slices.Clone(w.watched)
+	for _, src := range append(slices.Clone(w.secrets.sources), w.configMaps.sources...) {
+		all = append(all, namedInformer{src.name, src.informer})
+	}
+	return all
 }
 
 // handle makes every add and delete, and the updates that update reports,
@@ -229,6 +274,9 @@ func (w *Watch) Changed() <-chan struct{} { return w.changed }
 // waits for them to stop).
 func (w *Watch) Start(ctx context.Context) {
 	w.factory.Start(ctx.Done())
+	if w.gatewayFactory != nil {
+		w.gatewayFactory.Start(ctx.Done())
+	}
 	w.secrets.start(ctx)
 	w.configMaps.start(ctx)
 }
@@ -237,6 +285,9 @@ func (w *Watch) Start(ctx context.Context) {
 // context given to Start ended.
 func (w *Watch) Wait() {
 	w.factory.Shutdown()
+	if w.gatewayFactory != nil {
+		w.gatewayFactory.Shutdown()
+	}
 	w.secrets.wait()
 	w.configMaps.wait()
 }
@@ -246,7 +297,7 @@ func (w *Watch) Wait() {
 // did not sync, with ctx's error.
 func (w *Watch) WaitForSync(ctx context.Context) error {
 	var missing []string
-	for _, n := range w.synced {
+	for _, n := range w.all() {
 		select {
 		case <-n.informer.HasSyncedChecker().Done():
 		case <-ctx.Done():
@@ -261,9 +312,9 @@ func (w *Watch) WaitForSync(ctx context.Context) error {
 	return nil
 }
 
-// Snapshot builds a snapshot from the informers' caches: every
-// IngressClass, Ingress, Service and EndpointSlice, sorted, and the
-// referenced Secrets and ConfigMaps (Options.References of every Ingress,
+// Snapshot builds a snapshot from the informers' caches: every object of
+// the watched kinds, Services and EndpointSlices, sorted, and the
+// referenced Secrets and ConfigMaps (Options.References of those objects,
 // and ExtraSecrets) that exist. The objects are the informers' and must not
 // be changed (see the package documentation).
 //
@@ -278,55 +329,31 @@ func (w *Watch) WaitForSync(ctx context.Context) error {
 func (w *Watch) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 	w.snapMu.Lock()
 	defer w.snapMu.Unlock()
-	classes, _ := w.classes.List(labels.Everything())
-	ings, _ := w.ings.List(labels.Everything())
-	services, _ := w.services.List(labels.Everything())
-	slices, _ := w.slices.List(labels.Everything())
-	// The maps are sized once: a snapshot of a large cluster is built for
-	// every rebuild.
-	snap := &snapshot.Snapshot{
-		IngressClasses: make(map[string]*networkingv1.IngressClass, len(classes)),
-		Ingresses:      make([]*networkingv1.Ingress, 0, len(ings)),
-		Services:       make(map[snapshot.Key]*corev1.Service, len(services)),
-		EndpointSlices: make(map[snapshot.Key][]*discoveryv1.EndpointSlice, len(services)),
+	snap := snapshot.New()
+	for _, n := range w.watched {
+		snap.AddAll(n.informer.GetStore().List())
 	}
-	for _, c := range classes {
-		snap.Add(c)
-	}
-	secretRefs := make(map[snapshot.Key]bool, len(ings)+len(w.opts.ExtraSecrets))
-	configMapRefs := map[snapshot.Key]bool{}
-	for _, k := range w.opts.ExtraSecrets {
-		secretRefs[k] = true
-	}
-	for _, ing := range ings {
-		snap.Add(ing)
-		refs := w.opts.References(snap, ing)
-		addRefs(secretRefs, refs.Secrets)
-		addRefs(configMapRefs, refs.ConfigMaps)
-	}
+	refs := w.opts.References(snap)
+	secretRefs := make(map[snapshot.Key]bool, len(refs.Secrets)+len(w.opts.ExtraSecrets))
+	configMapRefs := make(map[snapshot.Key]bool, len(refs.ConfigMaps))
+	addRefs(secretRefs, w.opts.ExtraSecrets)
+	addRefs(secretRefs, refs.Secrets)
+	addRefs(configMapRefs, refs.ConfigMaps)
 	// The references are published before the metadata is read: an event
 	// that lands after the read signals Changed.
 	w.secrets.setReferenced(secretRefs)
 	w.configMaps.setReferenced(configMapRefs)
-	for _, s := range services {
-		snap.Add(s)
-	}
-	for _, s := range slices {
-		snap.Add(s)
-	}
 	secrets, secretsErr := w.secrets.load(ctx, secretRefs)
 	configMaps, configMapsErr := w.configMaps.load(ctx, configMapRefs)
 	snap.Secrets = make(map[snapshot.Key]*corev1.Secret, len(secrets))
 	for _, s := range secrets {
 		snap.Add(s)
 	}
-	snap.ConfigMaps = make(map[snapshot.Key]*corev1.ConfigMap, len(configMaps))
 	for _, c := range configMaps {
 		snap.Add(c)
 	}
-	err := errors.Join(secretsErr, configMapsErr)
 	snap.Sort()
-	return snap, err
+	return snap, errors.Join(secretsErr, configMapsErr)
 }
 
 // addRefs adds the named keys to refs.

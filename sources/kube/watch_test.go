@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	metafake "k8s.io/client-go/metadata/fake"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
+	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -107,11 +109,14 @@ func TestWaitForSyncNamesWhatDidNotSync(t *testing.T) {
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	w := NewWatch(fake.NewClientset(), metafake.NewSimpleMetadataClient(scheme),
-		Options{Namespace: "a", ExtraSecrets: []snapshot.Key{{Namespace: "system", Name: "cert"}}})
+	w, err := NewWatch(Clients{Kube: fake.NewClientset(), Metadata: metafake.NewSimpleMetadataClient(scheme)},
+		withIngressInput(Options{Namespace: "a", ExtraSecrets: []snapshot.Key{{Namespace: "system", Name: "cert"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err := w.WaitForSync(ctx) // never started
+	err = w.WaitForSync(ctx) // never started
 	if err == nil {
 		t.Fatal("WaitForSync succeeded without informers running")
 	}
@@ -176,20 +181,26 @@ func BenchmarkSnapshot(b *testing.B) {
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		b.Fatal(err)
 	}
-	w := NewWatch(fake.NewClientset(), metafake.NewSimpleMetadataClient(scheme), Options{})
+	w, err := NewWatch(Clients{Kube: fake.NewClientset(), Metadata: metafake.NewSimpleMetadataClient(scheme)}, withIngressInput(Options{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	informers := w.all() // Services, EndpointSlices, IngressClasses, Ingresses, Secrets
 	add := func(inf namedInformer, obj any) {
 		if err := inf.informer.GetIndexer().Add(obj); err != nil {
 			b.Fatal(err)
 		}
 	}
+	add(informers[2], &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "ramjet"},
+		Spec: networkingv1.IngressClassSpec{Controller: ingress.DefaultControllerClass}})
 	for i := range 5000 {
 		ns, name := fmt.Sprintf("ns%d", i%100), fmt.Sprintf("app%d", i)
-		add(w.synced[1], tlsIngress(ns, name, name+"-tls"))
-		add(w.synced[2], &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+		add(informers[3], tlsIngress(ns, name, name+"-tls"))
+		add(informers[0], &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
 		slice := endpointSlice(ns, name)
-		add(w.synced[3], slice)
+		add(informers[1], slice)
 		meta := metav1.ObjectMeta{Namespace: ns, Name: name + "-tls", ResourceVersion: "7"}
-		add(w.synced[4], &metav1.PartialObjectMetadata{ObjectMeta: meta})
+		add(informers[4], &metav1.PartialObjectMetadata{ObjectMeta: meta})
 		w.secrets.data[snapshot.Key{Namespace: ns, Name: name + "-tls"}] = &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeTLS}
 	}
 	ctx := context.Background()
@@ -205,4 +216,61 @@ func BenchmarkSnapshot(b *testing.B) {
 func endpointSlice(ns, svc string) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: svc + "-x", Labels: map[string]string{discoveryv1.LabelServiceName: svc}},
 		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"198.18.0.1"}}}}
+}
+
+// withIngressInput gives opts the kinds and references of the Ingress
+// input with the default classes.
+func withIngressInput(opts Options) Options {
+	in := &ingress.Input{Options: ingress.Options{IngressClass: ingress.DefaultIngressClass, ControllerClass: ingress.DefaultControllerClass}}
+	opts.Kinds = in.Kinds()
+	opts.References = in.References
+	return opts
+}
+
+// TestInformersOfInputs checks that a Watch builds informers for the kinds
+// of the enabled inputs only: a Gateway-only install watches no Ingress or
+// IngressClass, an Ingress-only one no Gateway API kind.
+func TestInformersOfInputs(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	gatewayKinds := []snapshot.Kind{snapshot.GatewayClasses, snapshot.Gateways, snapshot.HTTPRoutes, snapshot.GRPCRoutes,
+		snapshot.ReferenceGrants, snapshot.BackendTLSPolicies, snapshot.Namespaces}
+	refs := []string{"Secrets (metadata) in all namespaces", "ConfigMaps (metadata) in all namespaces"}
+	for _, tc := range []struct {
+		name  string
+		kinds []snapshot.Kind
+		want  []string
+	}{
+		{"ingress", []snapshot.Kind{snapshot.IngressClasses, snapshot.Ingresses},
+			append([]string{"Services in all namespaces", "EndpointSlices in all namespaces", "IngressClasses", "Ingresses in all namespaces"}, refs...)},
+		{"gateway-api", gatewayKinds,
+			append([]string{"Services in all namespaces", "EndpointSlices in all namespaces", "GatewayClasses", "Gateways in all namespaces",
+				"HTTPRoutes in all namespaces", "GRPCRoutes in all namespaces", "ReferenceGrants in all namespaces",
+				"BackendTLSPolicies in all namespaces", "Namespaces"}, refs...)},
+		{"both, Namespaces named twice", append([]snapshot.Kind{snapshot.IngressClasses, snapshot.Ingresses, snapshot.Namespaces}, gatewayKinds...),
+			append([]string{"Services in all namespaces", "EndpointSlices in all namespaces", "IngressClasses", "Ingresses in all namespaces",
+				"Namespaces", "GatewayClasses", "Gateways in all namespaces", "HTTPRoutes in all namespaces", "GRPCRoutes in all namespaces",
+				"ReferenceGrants in all namespaces", "BackendTLSPolicies in all namespaces"}, refs...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := NewWatch(Clients{Kube: fake.NewClientset(), Metadata: metafake.NewSimpleMetadataClient(scheme),
+				Gateway: gatewayfake.NewSimpleClientset()}, Options{Kinds: tc.kinds})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := w.Informers(); !slices.Equal(got, tc.want) {
+				t.Errorf("informers\n %q\nwant\n %q", got, tc.want)
+			}
+		})
+	}
+	if _, err := NewWatch(Clients{Kube: fake.NewClientset(), Metadata: metafake.NewSimpleMetadataClient(scheme)},
+		Options{Kinds: gatewayKinds}); err == nil {
+		t.Error("a Gateway API watch without a Gateway API client was accepted")
+	}
+	if _, err := NewWatch(Clients{Kube: fake.NewClientset(), Metadata: metafake.NewSimpleMetadataClient(scheme)},
+		Options{Kinds: []snapshot.Kind{"Widgets"}}); err == nil || !strings.Contains(err.Error(), `"Widgets"`) {
+		t.Errorf("an unknown kind: error %v, want one naming it", err)
+	}
 }

@@ -73,7 +73,7 @@ func NewReport(out *sources.Output, notes Notes) *Report {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
 	for _, ig := range out.Ignored {
-		r.Ignored = append(r.Ignored, fmt.Sprintf("%s: %s", ig.Ingress, ig.Reason))
+		r.Ignored = append(r.Ignored, fmt.Sprintf("%s: %s", ig.Object, ig.Reason))
 	}
 	return r
 }

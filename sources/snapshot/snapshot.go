@@ -118,6 +118,39 @@ func (s *Snapshot) Add(obj any) bool {
 	return true
 }
 
+// AddAll adds objects of one kind, as an informer's cache lists them,
+// sizing the snapshot's map or list for them first (a snapshot of a large
+// cluster is built for every rebuild). Objects of other kinds are ignored.
+func (s *Snapshot) AddAll(objs []any) {
+	if len(objs) == 0 {
+		return
+	}
+	n := len(objs)
+	switch objs[0].(type) {
+	case *corev1.Service:
+		s.Services = grown(s.Services, n)
+	case *discoveryv1.EndpointSlice:
+		s.EndpointSlices = grown(s.EndpointSlices, n)
+	case *corev1.Secret:
+		s.Secrets = grown(s.Secrets, n)
+	case *networkingv1.Ingress:
+		s.Ingresses = slices.Grow(s.Ingresses, n)
+	case *gatewayv1.HTTPRoute:
+		s.HTTPRoutes = slices.Grow(s.HTTPRoutes, n)
+	}
+	for _, o := range objs {
+		s.Add(o)
+	}
+}
+
+// grown returns m, or an empty map sized for n entries when m is empty.
+func grown[K comparable, V any](m map[K]V, n int) map[K]V {
+	if len(m) > 0 {
+		return m
+	}
+	return make(map[K]V, n)
+}
+
 // Sort orders the lists of objects by namespace and name and each
 // Service's EndpointSlices by name, so that translation does not depend on
 // the order objects arrived in.

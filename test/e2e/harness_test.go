@@ -42,6 +42,7 @@ import (
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/offline"
 	"github.com/ramjet-dev/ramjet/test/harness"
 )
@@ -94,10 +95,9 @@ func start(t *testing.T, objects string, data map[string]any) *ramjet {
 		t.Fatal(err)
 	}
 	opts := sources.Options{
-		Ingress: true,
-		IngressOptions: ingress.Options{
+		Inputs: []input.Input{&ingress.Input{Options: ingress.Options{
 			IngressClass: "ramjet", ControllerClass: ingress.DefaultControllerClass, Annotations: sel,
-		},
+		}}},
 		HTTPSListener: "https",
 	}
 	opts.Core.FileDir = dir

@@ -24,6 +24,7 @@ import (
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/offline"
 )
 
@@ -119,7 +120,7 @@ func findingLines(out *sources.Output, notes offline.Notes) string {
 		fmt.Fprintf(&b, "problem: %s\n", p)
 	}
 	for _, ig := range out.Ignored {
-		fmt.Fprintf(&b, "ignored: %s: %s\n", ig.Ingress, ig.Reason)
+		fmt.Fprintf(&b, "ignored: %s: %s\n", ig.Object, ig.Reason)
 	}
 	return b.String()
 }
@@ -154,13 +155,13 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 		}
 	}
 	opts := sources.Options{
-		Ingress: true,
-		IngressOptions: ingress.Options{
+		Inputs: []input.Input{&ingress.Input{Options: ingress.Options{
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
 			BackendTLSVerify: verify, GlobalAuth: global,
-		},
+		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
+		AllowExternalName: *externalName,
 	}
 	opts.Core.CrossNamespacePaths = *crossNS
 	opts.Core.FileDir = "/etc/ramjet/generated"

@@ -14,6 +14,7 @@ import (
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
 	ingresses "github.com/ramjet-dev/ramjet/sources/ingress"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/publish"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 	"github.com/ramjet-dev/ramjet/test/harness"
@@ -48,9 +49,9 @@ func rebuildSteps(routes int, dir string) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := sources.Options{Ingress: true, IngressOptions: ingresses.Options{
+	opts := sources.Options{Inputs: []input.Input{&ingresses.Input{Options: ingresses.Options{
 		IngressClass: ingresses.DefaultIngressClass, ControllerClass: ingresses.DefaultControllerClass, Annotations: sel,
-	}}
+	}}}}
 	opts.Core.FileDir = dir
 	out := sources.Translate(snap, base, opts)
 	if out.Config == nil || len(out.Findings) > 0 {
