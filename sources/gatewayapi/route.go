@@ -97,7 +97,7 @@ func (c *computation) attachParent(spec *routeSpec, ref gatewayv1.ParentReferenc
 		return condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNoMatchingParent, noMatchingParent(gw, ref), gen)
 	case len(allowed) == 0:
 		return condition(gatewayv1.RouteConditionAccepted, false, gatewayv1.RouteReasonNotAllowedByListeners,
-			fmt.Sprintf("no listener of Gateway %s/%s allows a %s from namespace %s", gw.Namespace, gw.Name, spec.kind, spec.meta.Namespace), gen)
+			fmt.Sprintf("no listener of Gateway %s/%s takes %ss from namespace %s", gw.Namespace, gw.Name, spec.kind, spec.meta.Namespace), gen)
 	}
 	hosts := make([][]string, len(allowed))
 	matched := false
