@@ -100,15 +100,50 @@ func (ge *gatewayEntry) finish() {
 	gw := ge.state.Gateway
 	for i, ls := range ge.state.Listeners {
 		ge.state.Status.Listeners = append(ge.state.Status.Listeners, listenerStatus(gw, ls, ge.checks[i], int32(len(ge.attached[i]))))
-		for _, h := range ge.hosts[i] {
-			slices.SortFunc(h.HTTP, func(a, b HTTPEntry) int { return compareHTTP(&a, &b) })
-			slices.SortFunc(h.GRPC, func(a, b GRPCEntry) int { return compareGRPC(&a, &b) })
-			ls.Hosts = append(ls.Hosts, h)
-		}
-		slices.SortFunc(ls.Hosts, func(a, b *Host) int { return compareHostnames(a.Hostname, b.Hostname) })
+		ls.Hosts = mergeHosts(ge.hosts[i])
 	}
 	slices.SortStableFunc(ge.state.Routes, func(a, b *RouteState) int {
 		return cmp.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
 	ge.state.Routes = slices.Compact(ge.state.Routes)
+}
+
+// mergeHosts orders a listener's tables most specific hostname first and
+// makes each table whole: its own routes' matches in precedence order,
+// then those of each less specific hostname that covers it (a wildcard
+// that matches it, then ""), as the spec gives precedence to the route
+// with the longer matching hostname before comparing matches. A match
+// that is already in the table is not repeated.
+func mergeHosts(own map[string]*Host) []*Host {
+	names := make([]string, 0, len(own))
+	for name, h := range own {
+		slices.SortFunc(h.HTTP, func(a, b HTTPEntry) int { return compareHTTP(&a, &b) })
+		slices.SortFunc(h.GRPC, func(a, b GRPCEntry) int { return compareGRPC(&a, &b) })
+		names = append(names, name)
+	}
+	slices.SortFunc(names, compareHostnames)
+	out := make([]*Host, 0, len(names))
+	for _, name := range names {
+		merged := &Host{Hostname: name}
+		seen := map[Ref]bool{}
+		for _, other := range names {
+			if !covers(other, name) {
+				continue
+			}
+			for _, e := range own[other].HTTP {
+				if !seen[e.Ref] {
+					seen[e.Ref] = true
+					merged.HTTP = append(merged.HTTP, e)
+				}
+			}
+			for _, e := range own[other].GRPC {
+				if !seen[e.Ref] {
+					seen[e.Ref] = true
+					merged.GRPC = append(merged.GRPC, e)
+				}
+			}
+		}
+		out = append(out, merged)
+	}
+	return out
 }

@@ -92,8 +92,11 @@ type ListenerState struct {
 type Host struct {
 	// Hostname is the served hostname; "" serves any.
 	Hostname string
-	// HTTP and GRPC are the matches of the attached routes, the one that
-	// takes precedence first. HTTPRoutes and GRPCRoutes are not merged.
+	// HTTP and GRPC are the matches for requests to the hostname, the one
+	// that takes precedence first: those of the routes that serve this
+	// hostname, then those of routes that serve a less specific hostname
+	// that covers it (a wildcard, then any), each group in match
+	// precedence. HTTPRoutes and GRPCRoutes are not merged.
 	HTTP []HTTPEntry
 	GRPC []GRPCEntry
 }

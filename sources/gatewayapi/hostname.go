@@ -89,3 +89,10 @@ func hostnameClass(h string) int {
 	}
 	return 0
 }
+
+// covers reports whether every request the served hostname name matches
+// is also matched by the served hostname other: the same name, "", or a
+// wildcard that matches it.
+func covers(other, name string) bool {
+	return other == name || other == "" || wildcardCovers(other, name)
+}
