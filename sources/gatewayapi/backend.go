@@ -63,6 +63,9 @@ func (c *computation) backend(kind, namespace string, ref gatewayv1.BackendObjec
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		b.Namespace = string(*ref.Namespace)
 	}
+	if ref.Port != nil {
+		b.Port = int32(*ref.Port)
+	}
 	group, refKind := "", "Service"
 	if ref.Group != nil {
 		group = string(*ref.Group)
@@ -77,7 +80,6 @@ func (c *computation) backend(kind, namespace string, ref gatewayv1.BackendObjec
 	if ref.Port == nil {
 		return b.invalid(gatewayv1.RouteReasonBackendNotFound, "backendRef Service %s names no port", key)
 	}
-	b.Port = int32(*ref.Port)
 	if !c.grants.permits(object{Group: groupGateway, Kind: kind, Namespace: namespace}, object{Kind: "Service", Namespace: b.Namespace, Name: b.Name}) {
 		return b.invalid(gatewayv1.RouteReasonRefNotPermitted, "backendRef Service %s is in another namespace and no ReferenceGrant there permits the reference", key)
 	}

@@ -151,10 +151,10 @@ func listenerTables(l *gatewayapi.ListenerState) tables {
 			oh.Hostname = "(any)"
 		}
 		for _, e := range h.HTTP {
-			oh.HTTP = append(oh.HTTP, fmt.Sprintf("%s: %s -> %s", ref(e.Ref), httpMatch(e.Match), backends(e.Rule.Backends)))
+			oh.HTTP = append(oh.HTTP, fmt.Sprintf("%s: %s -> %s%s", ref(e.Ref), httpMatch(e.Match), backends(e.Rule.Backends), mirrors(e.Rule.Mirrors)))
 		}
 		for _, e := range h.GRPC {
-			oh.GRPC = append(oh.GRPC, fmt.Sprintf("%s: %s -> %s", ref(e.Ref), grpcMatch(e.Match), backends(e.Rule.Backends)))
+			oh.GRPC = append(oh.GRPC, fmt.Sprintf("%s: %s -> %s%s", ref(e.Ref), grpcMatch(e.Match), backends(e.Rule.Backends), mirrors(e.Rule.Mirrors)))
 		}
 		out.Hosts = append(out.Hosts, oh)
 	}
@@ -220,6 +220,9 @@ func backends(bs []*gatewayapi.Backend) string {
 			}
 			s += " [" + strings.Join(members, " ") + "]"
 		}
+		for _, p := range b.Problems {
+			s += " " + string(p.Reason)
+		}
 		if b.AppProtocol != "" {
 			s += " " + b.AppProtocol
 		}
@@ -232,6 +235,13 @@ func backends(bs []*gatewayapi.Backend) string {
 		out = append(out, s)
 	}
 	return strings.Join(out, ", ")
+}
+
+func mirrors(bs []*gatewayapi.Backend) string {
+	if len(bs) == 0 {
+		return ""
+	}
+	return ", mirror " + backends(bs)
 }
 
 // toYAML renders a value through its JSON form (so that the API types'
