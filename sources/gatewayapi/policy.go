@@ -144,15 +144,21 @@ func (c *computation) policy(p *gatewayv1.BackendTLSPolicy) *policyCheck {
 	return pc
 }
 
-// caRefs loads the policy's caCertificateRefs.
+// caRefs loads the policy's caCertificateRefs; the ResolvedRefs reason is
+// the first invalid ref's, the message names every invalid ref.
 func (c *computation) caRefs(p *gatewayv1.BackendTLSPolicy, pc *policyCheck) {
-	refs := p.Spec.Validation.CACertificateRefs
-	for i, ref := range refs {
+	var problems []string
+	for i, ref := range p.Spec.Validation.CACertificateRefs {
 		reason, msg := c.caRef(p.Namespace, ref, pc.tls)
-		if reason != "" && pc.refsReason == "" {
-			pc.refsReason, pc.refsMessage = reason, fmt.Sprintf("caCertificateRefs[%d]: %s", i, msg)
+		if reason == "" {
+			continue
 		}
+		if pc.refsReason == "" {
+			pc.refsReason = reason
+		}
+		problems = append(problems, fmt.Sprintf("caCertificateRefs[%d]: %s", i, msg))
 	}
+	pc.refsMessage = strings.Join(problems, "; ")
 	if len(pc.tls.CACertificates) == 0 {
 		pc.acceptReason, pc.acceptMessage = gatewayv1.BackendTLSPolicyReasonNoValidCACertificate, "no caCertificateRef is usable"
 	}

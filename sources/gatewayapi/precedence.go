@@ -27,15 +27,18 @@ func compareHTTP(a, b *HTTPEntry) int {
 
 // compareGRPC orders the matches of one host's GRPCRoutes as the spec's
 // GRPCRouteRule.Matches says: the most characters of an Exact service,
-// then of an Exact method (a RegularExpression counts none:
-// implementation-specific), then the most header matches; then as
-// compareHTTP, by route age, namespace/name, rule and match.
+// then of an Exact method, then the most header matches; then as
+// compareHTTP, by route age, namespace/name, rule and match. A
+// RegularExpression method counts no characters (its precedence is
+// implementation-specific) but comes before a match without a method,
+// which a catch-all would otherwise shadow.
 func compareGRPC(a, b *GRPCEntry) int {
 	as, am := grpcMethod(a.Match.Method)
 	bs, bm := grpcMethod(b.Match.Method)
 	return cmp.Or(
 		-cmp.Compare(as, bs),
 		-cmp.Compare(am, bm),
+		-cmp.Compare(boolInt(a.Match.Method != nil), boolInt(b.Match.Method != nil)),
 		-cmp.Compare(grpcHeaderCount(a.Match.Headers), grpcHeaderCount(b.Match.Headers)),
 		compareRefs(&a.Ref, &b.Ref),
 	)
