@@ -97,10 +97,10 @@ type doc struct {
 
 // tables are a listener's route tables, one line per entry.
 type tables struct {
-	Name       string  `json:"name"`
-	Programmed bool    `json:"programmed"`
+	Name       string   `json:"name"`
+	Programmed bool     `json:"programmed"`
 	Certs      []string `json:"certificates,omitempty"`
-	Hosts      []host  `json:"hosts,omitempty"`
+	Hosts      []host   `json:"hosts,omitempty"`
 }
 
 type host struct {
