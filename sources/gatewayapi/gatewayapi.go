@@ -5,6 +5,21 @@
 // BackendTLSPolicies resolve, and in what order each listener's matches
 // take precedence. It computes every status the controller writes, as the
 // gatewayv1 status types. It is pure: no client, no clock, no I/O.
+//
+// Where the specification leaves a choice to the implementation:
+//   - Listeners of protocol HTTP and HTTPS are served; each takes HTTPRoutes
+//     and GRPCRoutes. A conflicted listener is Accepted=False with the
+//     conflict's reason.
+//   - Routes attach to a Gateway that is not accepted (attachment depends
+//     on allowedRoutes and parentRefs only); nothing of it is programmed.
+//   - A RegularExpression path comes after Exact paths and before
+//     PathPrefix ones, longer patterns first; a RegularExpression gRPC
+//     method counts no characters but comes before a match without one.
+//   - A Service port's appProtocol "http" is plain HTTP, like none.
+//   - Of several caCertificateRefs, the usable ones serve.
+//   - Rules with ExtensionRef filters are dropped (no extension is
+//     supported), so are rules whose regular expressions do not compile
+//     and ReplacePrefixMatch in a rule with a match that is not PathPrefix.
 package gatewayapi
 
 import (
