@@ -34,7 +34,7 @@ func benchSnapshot(gateways, routes int) *snapshot.Snapshot {
 		ns := fmt.Sprintf("ns-%d", g)
 		snap.Add(&gatewayv1.Gateway{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gw"},
-			Spec: gatewayv1.GatewaySpec{GatewayClassName: "ramjet", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
+			Spec:       gatewayv1.GatewaySpec{GatewayClassName: "ramjet", Listeners: []gatewayv1.Listener{{Name: "http", Port: 80, Protocol: gatewayv1.HTTPProtocolType}}},
 		})
 		for r := range routes {
 			name := fmt.Sprintf("r-%d", r)
