@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,7 +174,7 @@ func (lc *listenerCheck) routeKinds(l *gatewayv1.Listener) {
 		if k.Group != nil {
 			group = string(*k.Group)
 		}
-		if group == groupGateway && contains(routeKinds, string(k.Kind)) {
+		if group == groupGateway && slices.Contains(routeKinds, string(k.Kind)) {
 			if !lc.allows(string(k.Kind)) {
 				lc.kinds = append(lc.kinds, routeGroupKind(string(k.Kind)))
 			}
@@ -203,9 +204,8 @@ func (c *computation) certificates(gw *gatewayv1.Gateway, l *gatewayv1.Listener,
 	if l.TLS != nil {
 		refs = l.TLS.CertificateRefs
 	}
-	if len(refs) == 0 {
+	if len(refs) == 0 && lc.refsReason == "" {
 		lc.refsReason, lc.refsMessage = gatewayv1.ListenerReasonInvalidCertificateRef, "an HTTPS listener needs tls.certificateRefs"
-		return
 	}
 	for i, ref := range refs {
 		reason, msg := c.certificate(gw, ref, lc)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,20 +72,11 @@ func compute(t *testing.T, a *archive) string {
 	ip := gatewayv1.IPAddressType
 	for _, gw := range snap.Gateways {
 		key := snapshot.Key{Namespace: gw.Namespace, Name: gw.Name}
-		if !contains(co.Unaddressed, key.String()) {
+		if !slices.Contains(co.Unaddressed, key.String()) {
 			opts.Addresses[key] = []gatewayv1.GatewayStatusAddress{{Type: &ip, Value: "198.18.0.1"}}
 		}
 	}
 	return render(t, gatewayapi.Compute(snap, opts))
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // doc is one document of status.yaml.

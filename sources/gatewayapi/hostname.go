@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 )
 
@@ -51,20 +52,11 @@ func servedHostnames(listener string, route []string) []string {
 	}
 	var out []string
 	for _, h := range route {
-		if served, ok := intersect(listener, h); ok && !contains(out, served) {
+		if served, ok := intersect(listener, h); ok && !slices.Contains(out, served) {
 			out = append(out, served)
 		}
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // compareHostnames orders served hostnames most specific first, as the
