@@ -22,8 +22,8 @@ type gatewayEntry struct {
 	checks []*listenerCheck
 	// attached are, per listener, the routes ("Kind ns/name") attached.
 	attached []map[string]bool
-	// hosts are, per listener, its route tables by served hostname, and
-	// the routes already in each ("Kind ns/name hostname").
+	// hosts are, per listener, its route tables by served hostname;
+	// added the routes already in each ("Kind ns/name hostname").
 	hosts []map[string]*Host
 	added []map[string]bool
 }

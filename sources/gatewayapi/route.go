@@ -50,10 +50,10 @@ func (c *computation) ours(namespace string, refs []gatewayv1.ParentReference) b
 	return false
 }
 
-// attach decides each parentRef of a route to a Gateway of ours, records
-// the attachments in the Gateways' listeners, and returns the status
-// entries, in parentRef order. resolved is the route's ResolvedRefs
-// condition, the same for every parent.
+// attach decides each parentRef of a route to a Gateway of ours: it
+// records the attachments in the Gateways' listeners and appends the
+// parentRef's status entry to st.Parents, in parentRef order. resolved is
+// the route's ResolvedRefs condition, the same for every parent.
 func (c *computation) attach(st *RouteState, spec *routeSpec, resolved metav1.Condition) {
 	for _, ref := range spec.parents {
 		key, ok := parentGateway(spec.meta.Namespace, ref)
