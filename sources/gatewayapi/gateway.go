@@ -76,7 +76,7 @@ func (c *computation) gateway(gw *gatewayv1.Gateway, class *ClassState) (*Gatewa
 	addresses := c.opts.Addresses[snapshot.Key{Namespace: gw.Namespace, Name: gw.Name}]
 	st.Status = gatewayv1.GatewayStatus{
 		Addresses:  addresses,
-		Conditions: []metav1.Condition{accepted, gatewayProgrammed(gw, st.Accepted, programmedAny, len(addresses) > 0)},
+		Conditions: []metav1.Condition{accepted, gatewayProgrammed(gw, st.Accepted, programmedAny, addresses)},
 	}
 	return st, checks
 }
@@ -96,6 +96,12 @@ func (c *computation) gatewayAccepted(gw *gatewayv1.Gateway, class *ClassState, 
 		p := infra.ParametersRef
 		return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonInvalidParameters,
 			fmt.Sprintf("infrastructure.parametersRef %s %s: this controller takes no parameters", groupKind(string(p.Group), string(p.Kind)), p.Name), gen)
+	}
+	for _, a := range gw.Spec.Addresses {
+		if t := addressType(a.Type); t != gatewayv1.IPAddressType && t != gatewayv1.HostnameAddressType {
+			return condition(gatewayv1.GatewayConditionAccepted, false, gatewayv1.GatewayReasonUnsupportedAddress,
+				fmt.Sprintf("spec.addresses: type %s is not supported (IPAddress and Hostname are)", core.Quote(string(t))), gen)
+		}
 	}
 	var good, bad []string
 	for i, lc := range checks {
@@ -118,18 +124,44 @@ func (c *computation) gatewayAccepted(gw *gatewayv1.Gateway, class *ClassState, 
 }
 
 // gatewayProgrammed is the Gateway's Programmed condition: it needs to be
-// accepted, to have a listener to serve and an address.
-func gatewayProgrammed(gw *gatewayv1.Gateway, accepted, listeners, address bool) metav1.Condition {
+// accepted, to have a listener to serve and an address, and every address
+// its spec asks for (AddressNotUsable otherwise; a request without a value
+// is met by any address of its type).
+func gatewayProgrammed(gw *gatewayv1.Gateway, accepted, listeners bool, addresses []gatewayv1.GatewayStatusAddress) metav1.Condition {
 	gen := gw.Generation
 	switch {
 	case !accepted:
 		return condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "the Gateway is not accepted", gen)
 	case !listeners:
 		return condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "no listener can be served", gen)
-	case !address:
+	case len(addresses) == 0:
 		return condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotAssigned, "no address is assigned to the Gateway yet", gen)
 	}
+	for _, want := range gw.Spec.Addresses {
+		if !assigned(want, addresses) {
+			return condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotUsable,
+				fmt.Sprintf("spec.addresses: the %s %s is not one of the Gateway's addresses", addressType(want.Type), core.Quote(want.Value)), gen)
+		}
+	}
 	return condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "", gen)
+}
+
+// assigned reports whether a requested address is among the Gateway's.
+func assigned(want gatewayv1.GatewaySpecAddress, addresses []gatewayv1.GatewayStatusAddress) bool {
+	for _, a := range addresses {
+		if addressType(a.Type) == addressType(want.Type) && (want.Value == "" || strings.EqualFold(a.Value, want.Value)) {
+			return true
+		}
+	}
+	return false
+}
+
+// addressType is an address's type; unset is IPAddress.
+func addressType(t *gatewayv1.AddressType) gatewayv1.AddressType {
+	if t == nil {
+		return gatewayv1.IPAddressType
+	}
+	return *t
 }
 
 // listener checks one listener alone: its protocol, its allowed route
