@@ -263,14 +263,22 @@ type DefaultRoute struct {
 	Policies *Policies `yaml:"policies,omitempty" json:"policies,omitempty"`
 }
 
-// Match selects requests by path and optionally by headers and cookies.
+// Match selects requests by path and optionally by method, headers,
+// cookies and query parameters. Routes of one path with such matchers are
+// tried in configured order (the Gateway API's precedence of method, then
+// header count, then query count is the order the controller writes).
 type Match struct {
 	// Path is required.
 	Path PathMatch `yaml:"path" json:"path"`
+	// Method, when set, is the one request method matched, compared
+	// case-sensitively ("GET"). Empty matches every method.
+	Method string `yaml:"method,omitempty" json:"method,omitempty"`
 	// Headers must all match.
 	Headers []HeaderMatch `yaml:"headers,omitempty" json:"headers,omitempty"`
 	// Cookies must all match.
 	Cookies []CookieMatch `yaml:"cookies,omitempty" json:"cookies,omitempty"`
+	// Query must all match.
+	Query []QueryMatch `yaml:"query,omitempty" json:"query,omitempty"`
 }
 
 // PathMatch holds exactly one of its fields. Paths are matched against the
@@ -306,6 +314,19 @@ type CookieMatch struct {
 	// Exact compares the value case-sensitively.
 	Exact string `yaml:"exact,omitempty" json:"exact,omitempty"`
 	// Regex must match the whole value (RE2).
+	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
+}
+
+// QueryMatch tests one query parameter of the request target. Names are
+// compared case-sensitively after percent-decoding ("+" is a space); when
+// the parameter appears several times only its first value is tested. With
+// neither Exact nor Regex the parameter only has to be present.
+type QueryMatch struct {
+	// Name is the parameter's name, matched case-sensitively.
+	Name string `yaml:"name" json:"name"`
+	// Exact compares the decoded value case-sensitively.
+	Exact string `yaml:"exact,omitempty" json:"exact,omitempty"`
+	// Regex must match the whole decoded value (RE2).
 	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
 }
 

@@ -375,11 +375,47 @@ func (m *Match) validate(l *errorList, path string, budget *regexBudget) {
 		l.addErr(cpath+".name", ValidateCookieName(c.Name))
 		validateValueMatch(l, cpath, c.Exact, c.Regex, budget)
 	}
+	if m.Method != "" {
+		l.addErr(path+".method", ValidateMethod(m.Method))
+	}
+	for i, q := range m.Query {
+		qpath := fmt.Sprintf("%s.query[%d]", path, i)
+		l.addErr(qpath+".name", ValidateQueryName(q.Name))
+		validateValueMatch(l, qpath, q.Exact, q.Regex, budget)
+	}
+}
+
+// ValidateMethod checks a request method of a match: a token of at most 32
+// bytes, compared as written, so that "get" is refused (methods are
+// case-sensitive and the standard ones upper-case).
+func ValidateMethod(method string) error {
+	if len(method) > 32 {
+		return fmt.Errorf("must be at most 32 bytes")
+	}
+	if ValidateHeaderName(method) != nil {
+		return fmt.Errorf("%q is not a valid method", method)
+	}
+	if strings.ToUpper(method) != method {
+		return fmt.Errorf("%q must be upper-case: methods are matched case-sensitively", method)
+	}
+	return nil
+}
+
+// ValidateQueryName checks the name of a query parameter match: not empty,
+// at most 256 bytes, no control characters (it is compared decoded).
+func ValidateQueryName(name string) error {
+	if name == "" {
+		return fmt.Errorf("is required")
+	}
+	if len(name) > 256 {
+		return fmt.Errorf("must be at most 256 bytes")
+	}
+	return ValidateHeaderValue(name)
 }
 
 // key identifies what a match selects: two routes with the same key select
 // the same requests. Prefixes with and without a trailing slash are the
-// same; the order of header and cookie matchers does not matter.
+// same; the order of header, cookie and query matchers does not matter.
 func (m *Match) key() string {
 	var parts []string
 	for _, h := range m.Headers {
@@ -387,6 +423,12 @@ func (m *Match) key() string {
 	}
 	for _, c := range m.Cookies {
 		parts = append(parts, fmt.Sprintf("c:%s:%q:%q", c.Name, c.Exact, c.Regex))
+	}
+	for _, q := range m.Query {
+		parts = append(parts, fmt.Sprintf("q:%q:%q:%q", q.Name, q.Exact, q.Regex))
+	}
+	if m.Method != "" {
+		parts = append(parts, "m:"+m.Method)
 	}
 	slices.Sort(parts)
 	p := m.Path

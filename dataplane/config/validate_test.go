@@ -318,7 +318,15 @@ func TestValidateRules(t *testing.T) {
 			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Headers: []config.HeaderMatch{{Name: "A", Exact: "1"}}})
 			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Cookies: []config.CookieMatch{{Name: "A"}}})
 			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Cookies: []config.CookieMatch{{Name: "a"}}})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Method: "GET"})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Method: "POST"})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Query: []config.QueryMatch{{Name: "a"}}})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Query: []config.QueryMatch{{Name: "A"}}})
 		}, nil},
+		{"query matchers in another order", func(c *config.Config) {
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/y"}, Method: "GET", Query: []config.QueryMatch{{Name: "a"}, {Name: "b", Exact: "1"}}})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/y"}, Method: "GET", Query: []config.QueryMatch{{Name: "b", Exact: "1"}, {Name: "a"}}})
+		}, []wantErr{{A + ".routes[2].match", "the same match as routes[1]"}}},
 
 		// match.path
 		{"no path", func(c *config.Config) { match(c).Path = config.PathMatch{} },
@@ -387,6 +395,22 @@ func TestValidateRules(t *testing.T) {
 		{"cookie regex invalid", func(c *config.Config) {
 			match(c).Cookies = []config.CookieMatch{{Name: "c", Regex: "a{2,1}"}}
 		}, []wantErr{{R0 + ".match.cookies[0].regex", "invalid regular expression"}}},
+		{"method lower-case", func(c *config.Config) { match(c).Method = "get" },
+			[]wantErr{{R0 + ".match.method", `"get" must be upper-case`}}},
+		{"method not a token", func(c *config.Config) { match(c).Method = "GE T" },
+			[]wantErr{{R0 + ".match.method", `"GE T" is not a valid method`}}},
+		{"method too long", func(c *config.Config) { match(c).Method = strings.Repeat("M", 33) },
+			[]wantErr{{R0 + ".match.method", "must be at most 32 bytes"}}},
+		{"query name empty", func(c *config.Config) { match(c).Query = []config.QueryMatch{{Exact: "1"}} },
+			[]wantErr{{R0 + ".match.query[0].name", "is required"}}},
+		{"query name with control character", func(c *config.Config) { match(c).Query = []config.QueryMatch{{Name: "a\n"}} },
+			[]wantErr{{R0 + ".match.query[0].name", "must not hold control characters"}}},
+		{"query exact and regex", func(c *config.Config) {
+			match(c).Query = []config.QueryMatch{{Name: "q", Exact: "a", Regex: "a"}}
+		}, []wantErr{{R0 + ".match.query[0]", "exact and regex exclude each other"}}},
+		{"query regex invalid", func(c *config.Config) {
+			match(c).Query = []config.QueryMatch{{Name: "q", Regex: "a{2,1}"}}
+		}, []wantErr{{R0 + ".match.query[0].regex", "invalid regular expression"}}},
 
 		// actions
 		{"action with no kind", func(c *config.Config) { route(c).Action = config.Action{} },
