@@ -350,12 +350,36 @@ type WeightedPool struct {
 	Weight uint32 `yaml:"weight" json:"weight"`
 }
 
-// Redirect answers with Location set to URL, used literally.
+// Redirect answers with a redirect: to URL used literally, or, without URL,
+// to the request's own URL with the parts set here changed (the Gateway
+// API's RequestRedirect). The query string is kept.
 type Redirect struct {
-	// URL is the Location of the answer, as written.
-	URL string `yaml:"url" json:"url"`
+	// URL is the Location of the answer, as written. It excludes every
+	// other field but Code.
+	URL string `yaml:"url,omitempty" json:"url,omitempty"`
 	// Code is 301, 302, 303, 307 or 308. Zero means 301.
 	Code int `yaml:"code,omitempty" json:"code,omitempty"`
+	// Scheme is "http" or "https". Empty keeps the request's.
+	Scheme string `yaml:"scheme,omitempty" json:"scheme,omitempty"`
+	// Hostname replaces the request's host (its port is never kept). Empty
+	// keeps the host of the request's Host header.
+	Hostname string `yaml:"hostname,omitempty" json:"hostname,omitempty"`
+	// Port is the port of the Location, 1..65535. Zero derives it: the
+	// default port of Scheme when Scheme is set, otherwise the port of
+	// the listener the request came in on (the default port of the
+	// request's scheme when a trusted proxy's X-Forwarded-Proto changed
+	// it). A port that is its scheme's default (80 for http, 443 for
+	// https) is left out of the Location.
+	Port int `yaml:"port,omitempty" json:"port,omitempty"`
+	// Path replaces the whole path. It excludes PathPrefix. Empty (and no
+	// PathPrefix) keeps the path as the client sent it.
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// PathPrefix, when set, replaces the prefix the route matched, by
+	// whole segments and with the Gateway API's slash rules: "/foo/bar"
+	// matched by prefix "/foo" becomes "/xyz/bar" with "/xyz" or "/xyz/",
+	// and "/bar" with "" or "/". Only a route whose path match is a
+	// prefix may use it.
+	PathPrefix *string `yaml:"path_prefix,omitempty" json:"path_prefix,omitempty"`
 }
 
 // Respond answers with a fixed status and body.

@@ -98,6 +98,12 @@ type Rewrite struct {
 	Path string `yaml:"path,omitempty" json:"path,omitempty"`
 	// Host replaces the Host header (nginx's upstream-vhost).
 	Host string `yaml:"host,omitempty" json:"host,omitempty"`
+	// PathPrefix, when set, replaces the prefix the route matched and
+	// keeps the rest of the path, by whole segments and with the Gateway
+	// API's slash rules (see Redirect.PathPrefix); "" strips the prefix.
+	// It excludes Path, and only a route whose path match is a prefix may
+	// use it.
+	PathPrefix *string `yaml:"path_prefix,omitempty" json:"path_prefix,omitempty"`
 }
 
 // HeaderChanges are applied in order: remove, then set, then add.

@@ -181,8 +181,12 @@ var captureRef = regexp.MustCompile(`\$[1-9]`)
 func (r *Rewrite) UsesCaptures() bool { return r != nil && captureRef.MatchString(r.Path) }
 
 func (r *Rewrite) validate(l *errorList, path string, regex *regexp.Regexp) {
-	if r.Path == "" && r.Host == "" {
-		l.add(path, "path or host is required")
+	if r.Path == "" && r.Host == "" && r.PathPrefix == nil {
+		l.add(path, "path, path_prefix or host is required")
+	}
+	validatePathModifier(l, path, "", r.PathPrefix)
+	if r.Path != "" && r.PathPrefix != nil {
+		l.add(path, "path and path_prefix exclude each other")
 	}
 	if r.Path != "" {
 		switch {

@@ -129,7 +129,16 @@ func TestValidatePolicies(t *testing.T) {
 		{"max_body negative", func(c *config.Config) { policies(c).MaxBody = size(-1) },
 			[]wantErr{{P + ".max_body", "must be 0 (no limit) or more"}}},
 		{"rewrite empty", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{} },
-			[]wantErr{{P + ".rewrite", "path or host is required"}}},
+			[]wantErr{{P + ".rewrite", "path, path_prefix or host is required"}}},
+		{"rewrite path_prefix empty strips the prefix", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{PathPrefix: new("")} }, nil},
+		{"rewrite path_prefix relative", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{PathPrefix: new("x")} },
+			[]wantErr{{P + ".rewrite.path_prefix", "must start with /"}}},
+		{"rewrite path and path_prefix", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/a", PathPrefix: new("/b")} },
+			[]wantErr{{P + ".rewrite", "path and path_prefix exclude each other"}}},
+		{"rewrite path_prefix on a regex route", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Regex: "/api/.*"}
+			policies(c).Rewrite = &config.Rewrite{PathPrefix: new("/b")}
+		}, []wantErr{{P + ".rewrite.path_prefix", "this route's path match is not a prefix"}}},
 		{"rewrite path relative", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "x"} },
 			[]wantErr{{P + ".rewrite.path", "must start with /"}}},
 		{"rewrite path with a query", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/x?a=1"} },

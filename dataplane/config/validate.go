@@ -315,6 +315,7 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 			over = i
 		}
 		t.validateAction(l, rpath+".action", &r.Action)
+		validatePrefixReplacement(l, rpath, r.Match.Path, &r.Action, r.Policies)
 		var regex *regexp.Regexp
 		if r.Match.Path.Regex != "" {
 			regex, _ = CompilePathRegex(r.Match.Path.Regex)
@@ -326,6 +327,7 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 	}
 	if app.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
+		validatePrefixReplacement(l, path+".default_route", PathMatch{}, &app.DefaultRoute.Action, app.DefaultRoute.Policies)
 		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil, srv)
 	}
 	if over >= 0 {
@@ -500,15 +502,76 @@ func (t *Tenant) checkPoolRef(l *errorList, path, name string) {
 }
 
 func (r *Redirect) validate(l *errorList, path string) {
-	if r.URL == "" {
-		l.add(path+".url", "is required")
-	} else {
-		l.addErr(path+".url", ValidateHeaderValue(r.URL))
+	if r.URL == "" && r.Scheme == "" && r.Hostname == "" && r.Port == 0 && r.Path == "" && r.PathPrefix == nil {
+		l.add(path, "url, or one of scheme, hostname, port, path and path_prefix, is required: a redirect that changes nothing sends the client back to itself")
 	}
+	if r.URL != "" {
+		l.addErr(path+".url", ValidateHeaderValue(r.URL))
+		if r.Scheme != "" || r.Hostname != "" || r.Port != 0 || r.Path != "" || r.PathPrefix != nil {
+			l.add(path+".url", "excludes scheme, hostname, port, path and path_prefix")
+		}
+	}
+	switch r.Scheme {
+	case "", "http", "https":
+	default:
+		l.add(path+".scheme", "must be http or https, not %q", r.Scheme)
+	}
+	if r.Hostname != "" {
+		if strings.HasPrefix(r.Hostname, "*") || ValidateDomain(r.Hostname) != nil || strings.ToLower(r.Hostname) != r.Hostname {
+			l.add(path+".hostname", "%q is not a lower-case domain name without a wildcard", r.Hostname)
+		}
+	}
+	if r.Port < 0 || r.Port > 65535 {
+		l.add(path+".port", "must be 1..65535")
+	}
+	validatePathModifier(l, path, r.Path, r.PathPrefix)
 	switch r.Code {
 	case 0, 301, 302, 303, 307, 308:
 	default:
 		l.add(path+".code", "must be 301, 302, 303, 307 or 308")
+	}
+}
+
+// validatePathModifier checks a full path and a prefix replacement of a
+// redirect or rewrite at path: they exclude each other; the first starts
+// with "/", the second too unless it is empty; neither holds a query, a
+// fragment or control characters.
+func validatePathModifier(l *errorList, path, full string, prefix *string) {
+	if full != "" && prefix != nil {
+		l.add(path, "path and path_prefix exclude each other")
+	}
+	if full != "" {
+		l.addErr(path+".path", validateTargetPath(full))
+	}
+	if prefix != nil && *prefix != "" {
+		l.addErr(path+".path_prefix", validateTargetPath(*prefix))
+	}
+}
+
+// validateTargetPath checks a path a redirect or rewrite sends.
+func validateTargetPath(p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("must start with /")
+	case strings.ContainsAny(p, "?#"):
+		return fmt.Errorf("must not hold a query or a fragment")
+	}
+	return ValidateHeaderValue(p)
+}
+
+// validatePrefixReplacement refuses a path_prefix of the route's redirect
+// or rewrite unless the route's path match is a prefix: the prefix it
+// replaces is the one the route matched. path is the route's.
+func validatePrefixReplacement(l *errorList, path string, m PathMatch, a *Action, p *Policies) {
+	if m.Prefix != "" {
+		return
+	}
+	const msg = "replaces the prefix the route matched; this route's path match is not a prefix"
+	if a.Redirect != nil && a.Redirect.PathPrefix != nil {
+		l.add(path+".action.redirect.path_prefix", msg)
+	}
+	if p != nil && p.Rewrite != nil && p.Rewrite.PathPrefix != nil {
+		l.add(path+".policies.rewrite.path_prefix", msg)
 	}
 }
 

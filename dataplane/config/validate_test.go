@@ -438,8 +438,39 @@ func TestValidateRules(t *testing.T) {
 		{"weighted pool weight 1000000", func(c *config.Config) {
 			route(c).Action = config.Action{Pools: []config.WeightedPool{{Pool: "p", Weight: 1_000_000}, {Pool: "p"}}}
 		}, nil},
-		{"redirect without url", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Code: 302}} },
-			[]wantErr{{R0 + ".action.redirect.url", "is required"}}},
+		{"redirect that changes nothing", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Code: 302}} },
+			[]wantErr{{R0 + ".action.redirect", "url, or one of scheme, hostname, port, path and path_prefix, is required"}}},
+		{"redirect url with structured fields", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "/x", Scheme: "https"}}
+		}, []wantErr{{R0 + ".action.redirect.url", "excludes scheme, hostname, port, path and path_prefix"}}},
+		{"redirect structured", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Scheme: "https", Hostname: "example.org", Port: 8443, PathPrefix: new(""), Code: 308}}
+		}, nil},
+		{"redirect scheme unknown", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Scheme: "ftp"}} },
+			[]wantErr{{R0 + ".action.redirect.scheme", `must be http or https, not "ftp"`}}},
+		{"redirect hostname wildcard", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "*.a.test"}} },
+			[]wantErr{{R0 + ".action.redirect.hostname", `"*.a.test" is not a lower-case domain name without a wildcard`}}},
+		{"redirect hostname with a port", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "a.test:80"}} },
+			[]wantErr{{R0 + ".action.redirect.hostname", "is not a lower-case domain name"}}},
+		{"redirect port over 65535", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Port: 65536}} },
+			[]wantErr{{R0 + ".action.redirect.port", "must be 1..65535"}}},
+		{"redirect path relative", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Path: "x"}} },
+			[]wantErr{{R0 + ".action.redirect.path", "must start with /"}}},
+		{"redirect path with a query", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Path: "/x?y"}} },
+			[]wantErr{{R0 + ".action.redirect.path", "must not hold a query or a fragment"}}},
+		{"redirect path and path_prefix", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Path: "/x", PathPrefix: new("/y")}}
+		}, []wantErr{{R0 + ".action.redirect", "path and path_prefix exclude each other"}}},
+		{"redirect path_prefix relative", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{PathPrefix: new("y")}}
+		}, []wantErr{{R0 + ".action.redirect.path_prefix", "must start with /"}}},
+		{"redirect path_prefix on an exact route", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Exact: "/x"}
+			route(c).Action = config.Action{Redirect: &config.Redirect{PathPrefix: new("/y")}}
+		}, []wantErr{{R0 + ".action.redirect.path_prefix", "this route's path match is not a prefix"}}},
+		{"redirect path_prefix on a default route", func(c *config.Config) {
+			app(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Redirect: &config.Redirect{PathPrefix: new("/y")}}}
+		}, []wantErr{{A + ".default_route.action.redirect.path_prefix", "this route's path match is not a prefix"}}},
 		{"redirect url with CR LF", func(c *config.Config) {
 			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "https://example.com/\r\nSet-Cookie: a=b"}}
 		}, []wantErr{{R0 + ".action.redirect.url", "must not hold control characters"}}},

@@ -244,7 +244,7 @@ func (c *compiler) buildSites() []router.Site[*route] {
 			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
 			site.Routes = append(site.Routes, router.Route[*route]{
 				Match:    r.Match,
-				Value:    &route{handler: withClientAuth(info, redirect || underACME(r.Match.Path), c.chain(rpath, &r.Action, r.Policies, host)), app: info},
+				Value:    &route{handler: withClientAuth(info, redirect || underACME(r.Match.Path), c.chain(rpath, r.Match.Path.Prefix, &r.Action, r.Policies, host)), app: info},
 				Captures: r.Policies != nil && r.Policies.Rewrite.UsesCaptures(),
 			})
 		}
@@ -302,9 +302,9 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 	host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: app.HTTPSRedirect}
 	switch {
 	case app.DefaultRoute != nil:
-		return c.chain(path+".default_route", &app.DefaultRoute.Action, app.DefaultRoute.Policies, host)
+		return c.chain(path+".default_route", "", &app.DefaultRoute.Action, app.DefaultRoute.Policies, host)
 	case t.DefaultRoute != nil:
-		return c.chain("tenants."+tname+".default_route", &t.DefaultRoute.Action, t.DefaultRoute.Policies, host)
+		return c.chain("tenants."+tname+".default_route", "", &t.DefaultRoute.Action, t.DefaultRoute.Policies, host)
 	case app.AppRoot != "":
 		return approot.Handler{Path: app.AppRoot, Next: notFoundRoute}
 	}
@@ -331,16 +331,20 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 //	→ header changes (request now, response when it is written)
 //	→ action: proxy (with the route's timeouts) or fixed response
 //
-// path is the route's field path, for errors.
-func (c *compiler) chain(path string, a *config.Action, p *config.Policies, host hostPolicies) exchange.Handler {
+// path is the route's field path, for errors; prefix is its path prefix
+// ("" for other routes), which redirects and rewrites may replace.
+func (c *compiler) chain(path, prefix string, a *config.Action, p *config.Policies, host hostPolicies) exchange.Handler {
 	if p == nil {
 		p = &config.Policies{}
 	}
 	var h exchange.Handler
-	if a.Redirect != nil {
+	switch {
+	case a.Redirect != nil && a.Redirect.URL != "":
 		h = redirect.New(a.Redirect.URL, a.Redirect.Code)
-	} else {
-		h = c.policies(path+".policies", c.action(a, p.Timeouts), p, host.httpsRedirect)
+	case a.Redirect != nil:
+		h = redirect.NewDerived(a.Redirect, prefix)
+	default:
+		h = c.policies(path+".policies", prefix, c.action(a, p.Timeouts), p, host.httpsRedirect)
 	}
 	if host.appRoot != "" {
 		h = approot.Handler{Path: host.appRoot, Next: h}
@@ -350,12 +354,12 @@ func (c *compiler) chain(path string, a *config.Action, p *config.Policies, host
 
 // policies wraps the action in the policies from HTTPS redirect to header
 // changes, innermost first.
-func (c *compiler) policies(path string, h exchange.Handler, p *config.Policies, httpsRedirect bool) exchange.Handler {
+func (c *compiler) policies(path, prefix string, h exchange.Handler, p *config.Policies, httpsRedirect bool) exchange.Handler {
 	if p.RequestHeaders != nil || p.ResponseHeaders != nil {
 		h = headers.New(p.RequestHeaders, p.ResponseHeaders, h)
 	}
 	if p.Rewrite != nil {
-		h = rewrite.New(p.Rewrite, h)
+		h = rewrite.New(p.Rewrite, prefix, h)
 	}
 	if p.WAF != nil {
 		h = c.waf(path+".waf", p.WAF, h)

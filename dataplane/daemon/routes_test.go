@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"testing"
 )
@@ -52,6 +53,67 @@ func TestMethodAndQueryRouting(t *testing.T) {
 			body, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != http.StatusOK || string(body) != tc.want {
 				t.Errorf("got %d %q, want 200 %q", resp.StatusCode, body, tc.want)
+			}
+		})
+	}
+}
+
+// pathConfig has the Gateway API's redirects and rewrites.
+const pathConfig = baseConfig + `
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /original-prefix}}
+            action: {redirect: {path_prefix: /replacement-prefix, code: 302}}
+          - match: {path: {prefix: /to-https}}
+            action: {redirect: {scheme: https, hostname: example.org}}
+          - match: {path: {prefix: /same-scheme}}
+            action: {redirect: {hostname: example.org, code: 307}}
+          - match: {path: {prefix: /legacy}}
+            action: {redirect: {url: "https://example.com/fixed", code: 308}}
+          - match: {path: {prefix: /prefix/one}}
+            action: {pool: p}
+            policies: {rewrite: {path_prefix: /one}}
+          - match: {path: {prefix: /strip-prefix}}
+            action: {pool: p}
+            policies: {rewrite: {path_prefix: /}}
+          - match: {path: {prefix: /full/one}}
+            action: {pool: p}
+            policies: {rewrite: {path: /one, host: rewritten.test}}
+    pools:
+      p: {members: ["{{.Member}}"]}
+`
+
+func TestRedirectsAndRewrites(t *testing.T) {
+	member := startBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Host+" "+r.URL.RequestURI())
+	})
+	td := startDaemon(t, pathConfig, map[string]any{"Member": member.addr})
+	_, port, _ := net.SplitHostPort(td.bound.get("http"))
+	c := client()
+	cases := []struct {
+		target   string
+		status   int
+		location string
+		body     string
+	}{
+		{"/original-prefix/lemon?x=1", 302, "http://app.test:" + port + "/replacement-prefix/lemon?x=1", ""},
+		{"/to-https/a", 301, "https://example.org/to-https/a", ""},
+		{"/same-scheme/a", 307, "http://example.org:" + port + "/same-scheme/a", ""},
+		{"/legacy/a?q", 308, "https://example.com/fixed", ""},
+		{"/prefix/one/two?q=1", 200, "", "app.test /one/two?q=1"},
+		{"/strip-prefix/three", 200, "", "app.test /three"},
+		{"/strip-prefix", 200, "", "app.test /"},
+		{"/full/one/two", 200, "", "rewritten.test /one"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.target, func(t *testing.T) {
+			status, body, header := get(t, c, td.url("http")+tc.target, "app.test")
+			if status != tc.status || header.Get("Location") != tc.location || (tc.body != "" && body != tc.body) {
+				t.Errorf("got %d Location %q body %q; want %d %q %q", status, header.Get("Location"), body, tc.status, tc.location, tc.body)
 			}
 		})
 	}
