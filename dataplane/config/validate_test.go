@@ -448,9 +448,13 @@ func TestValidateRules(t *testing.T) {
 		}, nil},
 		{"redirect scheme unknown", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Scheme: "ftp"}} },
 			[]wantErr{{R0 + ".action.redirect.scheme", `must be http or https, not "ftp"`}}},
-		{"redirect hostname wildcard", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "*.a.test"}} },
+		{"redirect hostname wildcard", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "*.a.test"}}
+		},
 			[]wantErr{{R0 + ".action.redirect.hostname", `"*.a.test" is not a lower-case domain name without a wildcard`}}},
-		{"redirect hostname with a port", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "a.test:80"}} },
+		{"redirect hostname with a port", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "a.test:80"}}
+		},
 			[]wantErr{{R0 + ".action.redirect.hostname", "is not a lower-case domain name"}}},
 		{"redirect port over 65535", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Port: 65536}} },
 			[]wantErr{{R0 + ".action.redirect.port", "must be 1..65535"}}},
