@@ -61,6 +61,44 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 		if t.Response.Std() > MaxRouteResponseTimeout {
 			l.add(path+".timeouts.response", "must be at most %s", Duration(MaxRouteResponseTimeout))
 		}
+		t.validateBounds(l, path+".timeouts")
+	}
+	validateMirrors(l, path+".mirrors", p.Mirrors)
+}
+
+// validateBounds checks request and backend_request.
+func (t *Timeouts) validateBounds(l *errorList, path string) {
+	for _, d := range []struct {
+		name  string
+		value Duration
+	}{{"request", t.Request}, {"backend_request", t.BackendRequest}} {
+		if d.value < 0 || d.value.Std() > MaxRouteResponseTimeout {
+			l.add(path+"."+d.name, "must be 0 (no bound) to %s", Duration(MaxRouteResponseTimeout))
+		}
+	}
+	if t.Request > 0 && t.BackendRequest > t.Request {
+		l.add(path+".backend_request", "must be at most request (%s): the request timeout covers every try", t.Request)
+	}
+}
+
+// validateMirrors checks the mirrors' count and fractions; the tenant
+// checks their pools.
+func validateMirrors(l *errorList, path string, mirrors []Mirror) {
+	if len(mirrors) > MaxMirrors {
+		l.add(path, "at most %d mirrors, got %d", MaxMirrors, len(mirrors))
+	}
+	for i, m := range mirrors {
+		f := m.Fraction
+		if f == nil {
+			continue
+		}
+		fpath := fmt.Sprintf("%s[%d].fraction", path, i)
+		switch {
+		case f.Of() > 1_000_000:
+			l.add(fpath+".denominator", "must be 1..1000000")
+		case f.Numerator > f.Of():
+			l.add(fpath+".numerator", "must be at most the denominator (%d)", f.Of())
+		}
 	}
 }
 
@@ -81,13 +119,16 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 		if p.Timeouts != nil {
 			l.add(path+".timeouts", "a fixed response waits for no member")
 		}
+		if len(p.Mirrors) > 0 {
+			l.add(path+".mirrors", "a fixed response sends nothing to a member to copy")
+		}
 	}
 }
 
 // empty reports whether no policy is set.
 func (p *Policies) empty() bool {
 	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.Satisfy == "" && p.MaxBody == nil &&
-		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil
+		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0
 }
 
 // validateLocalPath checks a path used as a redirect target on the same

@@ -192,6 +192,46 @@ func TestValidatePolicies(t *testing.T) {
 		{"timeouts too long", func(c *config.Config) {
 			policies(c).Timeouts = &config.Timeouts{Connect: config.Duration(6 * time.Minute), Response: config.Duration(25 * time.Hour)}
 		}, []wantErr{{P + ".timeouts.connect", "must be at most 5m"}, {P + ".timeouts.response", "must be at most 24h"}}},
+		{"request and backend_request timeouts", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{Request: config.Duration(10 * time.Second), BackendRequest: config.Duration(500 * time.Millisecond)}
+		}, nil},
+		{"backend_request without request", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{BackendRequest: config.Duration(time.Hour)}
+		}, nil},
+		{"backend_request over request", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{Request: config.Duration(time.Second), BackendRequest: config.Duration(2 * time.Second)}
+		}, []wantErr{{P + ".timeouts.backend_request", "must be at most request (1s)"}}},
+		{"request timeout negative", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{Request: config.Duration(-time.Second)}
+		}, []wantErr{{P + ".timeouts.request", "must be 0 (no bound) to 24h"}}},
+		{"backend_request too long", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{BackendRequest: config.Duration(25 * time.Hour)}
+		}, []wantErr{{P + ".timeouts.backend_request", "must be 0 (no bound) to 24h"}}},
+		{"mirrors", func(c *config.Config) {
+			policies(c).Mirrors = []config.Mirror{{Pool: "p"}, {Pool: "p", Fraction: &config.Fraction{Numerator: 50}}, {Pool: "p", Fraction: &config.Fraction{Numerator: 1, Denominator: 1000}}}
+		}, nil},
+		{"mirror to an unknown pool", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "nope"}} },
+			[]wantErr{{P + ".mirrors[0].pool", `no pool "nope" in this tenant`}}},
+		{"mirror fraction over 100 percent", func(c *config.Config) {
+			policies(c).Mirrors = []config.Mirror{{Pool: "p", Fraction: &config.Fraction{Numerator: 101}}}
+		}, []wantErr{{P + ".mirrors[0].fraction.numerator", "must be at most the denominator (100)"}}},
+		{"mirror denominator too large", func(c *config.Config) {
+			policies(c).Mirrors = []config.Mirror{{Pool: "p", Fraction: &config.Fraction{Numerator: 1, Denominator: 1_000_001}}}
+		}, []wantErr{{P + ".mirrors[0].fraction.denominator", "must be 1..1000000"}}},
+		{"too many mirrors", func(c *config.Config) {
+			for range 9 {
+				policies(c).Mirrors = append(policies(c).Mirrors, config.Mirror{Pool: "p"})
+			}
+		},
+			[]wantErr{{P + ".mirrors", "at most 8 mirrors, got 9"}}},
+		{"mirrors on a fixed response", func(c *config.Config) {
+			route(c).Action = config.Action{Respond: &config.Respond{Status: 200}}
+			policies(c).Mirrors = []config.Mirror{{Pool: "p"}}
+		}, []wantErr{{P + ".mirrors", "a fixed response sends nothing to a member to copy"}}},
+		{"mirrors on a redirect", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "/x"}}
+			policies(c).Mirrors = []config.Mirror{{Pool: "p"}}
+		}, []wantErr{{P, "a redirect answers before any policy runs"}}},
 		{"default route policies", func(c *config.Config) {
 			app(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Pool: "p"}, Policies: &config.Policies{MaxBody: size(-5)}}
 		}, []wantErr{{"tenants.t.applications.app.default_route.policies.max_body", "must be 0 (no limit) or more"}}},
