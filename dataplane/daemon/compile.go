@@ -329,7 +329,8 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 //	    body already bounded by the limit
 //	→ rewrite (path, Host)
 //	→ header changes (request now, response when it is written)
-//	→ action: proxy (with the route's timeouts) or fixed response
+//	→ action: proxy (with the route's timeouts and mirrors) or fixed
+//	    response
 //
 // path is the route's field path, for errors; prefix is its path prefix
 // ("" for other routes), which redirects and rewrites may replace.
@@ -344,7 +345,7 @@ func (c *compiler) chain(path, prefix string, a *config.Action, p *config.Polici
 	case a.Redirect != nil:
 		h = redirect.NewDerived(a.Redirect, prefix)
 	default:
-		h = c.policies(path+".policies", prefix, c.action(a, p.Timeouts), p, host.httpsRedirect)
+		h = c.policies(path+".policies", prefix, c.action(a, p), p, host.httpsRedirect)
 	}
 	if host.appRoot != "" {
 		h = approot.Handler{Path: host.appRoot, Next: h}
@@ -495,10 +496,11 @@ func (c *compiler) closeNewEngines() {
 // file.
 const authCacheSize = 4096
 
-func (c *compiler) action(a *config.Action, timeouts *config.Timeouts) exchange.Handler {
+func (c *compiler) action(a *config.Action, p *config.Policies) exchange.Handler {
 	if a.Respond != nil {
 		return respond.New(a.Respond.Status, a.Respond.ContentType, a.Respond.Body)
 	}
+	timeouts := p.Timeouts
 	weighted := a.Pools
 	if a.Pool != "" {
 		weighted = []config.WeightedPool{{Pool: a.Pool, Weight: 1}}
@@ -511,7 +513,29 @@ func (c *compiler) action(a *config.Action, timeouts *config.Timeouts) exchange.
 		}
 		targets = append(targets, proxy.Target{Pool: pool, Weight: wp.Weight, Transport: c.transport(pool, timeouts)})
 	}
-	return proxy.New(targets, c.d.proxyOptions)
+	return proxy.New(targets, c.proxyRoute(p), c.d.proxyOptions)
+}
+
+// proxyRoute is what the route's policies add to its forwarding: the
+// request and per-try timeouts, and the mirrors (with the route's
+// connect and response timeouts, as its own pools).
+func (c *compiler) proxyRoute(p *config.Policies) proxy.Route {
+	var r proxy.Route
+	if t := p.Timeouts; t != nil {
+		r.RequestTimeout, r.TryTimeout = t.Request.Std(), t.BackendRequest.Std()
+	}
+	for _, m := range p.Mirrors {
+		pool := c.pools[m.Pool]
+		if pool == nil {
+			continue // a missing pool already failed
+		}
+		mirror := proxy.Mirror{Pool: pool, Transport: c.transport(pool, p.Timeouts)}
+		if m.Fraction != nil {
+			mirror.Numerator, mirror.Denominator = m.Fraction.Numerator, m.Fraction.Of()
+		}
+		r.Mirrors = append(r.Mirrors, mirror)
+	}
+	return r
 }
 
 // transport is the pool's transport, or a variant with the route's

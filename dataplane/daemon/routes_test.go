@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // matchConfig routes by method and query parameters, as the Gateway API's
@@ -116,5 +117,84 @@ func TestRedirectsAndRewrites(t *testing.T) {
 				t.Errorf("got %d Location %q body %q; want %d %q %q", status, header.Get("Location"), body, tc.status, tc.location, tc.body)
 			}
 		})
+	}
+}
+
+// timeoutMirrorConfig has the Gateway API's request and backend request
+// timeouts, and a mirror.
+const timeoutMirrorConfig = baseConfig + `
+tenants:
+  t:
+    applications:
+      app:
+        domains: [app.test]
+        routes:
+          - match: {path: {prefix: /request-timeout}}
+            action: {pool: p}
+            policies: {timeouts: {request: 500ms}}
+          - match: {path: {prefix: /backend-timeout}}
+            action: {pool: p}
+            policies: {timeouts: {backend_request: 500ms}}
+          - match: {path: {prefix: /mirror}}
+            action: {pool: p}
+            policies: {mirrors: [{pool: shadow}, {pool: shadow, fraction: {numerator: 0}}]}
+    pools:
+      p: {members: ["{{.Member}}"]}
+      shadow: {members: ["{{.Shadow}}"]}
+`
+
+func TestRouteTimeoutsAndMirrors(t *testing.T) {
+	member := startBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(d):
+			}
+		}
+		io.WriteString(w, "main")
+	})
+	mirrored := make(chan string, 4)
+	shadow := startBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		mirrored <- r.Method + " " + r.Host + " " + r.URL.RequestURI()
+		io.WriteString(w, "shadow")
+	})
+	td := startDaemon(t, timeoutMirrorConfig, map[string]any{"Member": member.addr, "Shadow": shadow.addr})
+	c := client()
+	cases := []struct {
+		target string
+		status int
+		body   string
+	}{
+		{"/request-timeout", 200, "main"},
+		{"/request-timeout?delay=2s", 504, ""},
+		{"/backend-timeout", 200, "main"},
+		{"/backend-timeout?delay=2s", 504, ""},
+		{"/mirror?a=1", 200, "main"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.target, func(t *testing.T) {
+			start := time.Now()
+			status, body, _ := get(t, c, td.url("http")+tc.target, "app.test")
+			if status != tc.status || (tc.body != "" && body != tc.body) {
+				t.Errorf("got %d %q, want %d %q", status, body, tc.status, tc.body)
+			}
+			if time.Since(start) > 1500*time.Millisecond {
+				t.Errorf("answered after %s", time.Since(start))
+			}
+		})
+	}
+	select {
+	case got := <-mirrored:
+		if got != "GET app.test /mirror?a=1" {
+			t.Errorf("the mirror received %q, want GET app.test /mirror?a=1", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the mirror received nothing")
+	}
+	select {
+	case got := <-mirrored:
+		t.Errorf("the mirror of fraction 0 received %q", got)
+	case <-time.After(200 * time.Millisecond):
 	}
 }

@@ -53,27 +53,45 @@ type Target struct {
 type Handler struct {
 	targets []Target
 	total   uint64
+	route   Route
 	buffers *BufferPool
 	conns   *ConnTracker
+	mirrors *MirrorLimit
 	log     *slog.Logger
 }
 
+// Route is what a route adds to its forwarding. The zero value adds
+// nothing.
+type Route struct {
+	// RequestTimeout bounds the whole forwarding, every try and the answer
+	// to its end: past it the answer is 504 while nothing was sent, and the
+	// connection is cut otherwise. Zero sets no bound.
+	RequestTimeout time.Duration
+	// TryTimeout bounds each try, from sending the request to the end of
+	// its answer; a try past it fails as a timeout. Zero sets no bound.
+	TryTimeout time.Duration
+	// Mirrors receive copies of the requests.
+	Mirrors []Mirror
+}
+
 // Options are the process-wide parts a Handler uses. Zero fields get
-// defaults: a private buffer pool, no connection tracking, slog's default
-// logger.
+// defaults: a private buffer pool, no connection tracking, a private
+// mirror limit of DefaultMirrorsInFlight, slog's default logger.
 type Options struct {
 	Buffers *BufferPool
 	// Conns tracks hijacked (upgraded) connections so that shutdown can
 	// close them.
 	Conns *ConnTracker
-	Log   *slog.Logger
+	// Mirrors bounds the mirrored requests in flight.
+	Mirrors *MirrorLimit
+	Log     *slog.Logger
 }
 
 // New returns a Handler for the targets. Targets with weight 0 receive
 // nothing; at least one must have a positive weight (configuration
 // validation guarantees it).
-func New(targets []Target, opts Options) *Handler {
-	h := &Handler{targets: targets, buffers: opts.Buffers, conns: opts.Conns, log: opts.Log}
+func New(targets []Target, route Route, opts Options) *Handler {
+	h := &Handler{targets: targets, route: route, buffers: opts.Buffers, conns: opts.Conns, mirrors: opts.Mirrors, log: opts.Log}
 	for i := range h.targets {
 		if h.targets[i].Transport == nil && h.targets[i].Pool != nil {
 			h.targets[i].Transport = h.targets[i].Pool.Transport
@@ -81,6 +99,9 @@ func New(targets []Target, opts Options) *Handler {
 	}
 	if h.buffers == nil {
 		h.buffers = NewBufferPool()
+	}
+	if h.mirrors == nil {
+		h.mirrors = NewMirrorLimit(DefaultMirrorsInFlight)
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -136,6 +157,13 @@ type forwarding struct {
 	w         http.ResponseWriter
 	x         *exchange.Request
 
+	// ctx is the context of the tries: the request's, or one ending at
+	// the route's request timeout.
+	ctx context.Context
+	// endTry ends the context of the try being made, when the route
+	// bounds tries; nil otherwise.
+	endTry context.CancelFunc
+
 	set       *balancer.Set
 	out       *http.Request
 	first     http.Request // the first try's out, with its URL: no allocation of their own
@@ -149,15 +177,23 @@ type forwarding struct {
 
 func (f *forwarding) run() {
 	r := f.x.HTTP
+	f.ctx = r.Context()
+	if d := f.h.route.RequestTimeout; d > 0 {
+		var cancel context.CancelFunc
+		f.ctx, cancel = context.WithTimeout(f.ctx, d)
+		defer cancel()
+	}
 	if err := f.prepare(); err != nil {
 		writeError(f.w, r, err)
 		return
 	}
+	f.mirror()
 	// One member set for all tries: indices of tried members stay valid
 	// even when the members are replaced meanwhile.
 	f.set = f.pool.Members()
 	tries := min(f.pool.Retries+1, maxTries)
 	var lastErr error = errNoMembers
+	defer f.finishTry()
 	for try := 0; try < tries; try++ {
 		m := f.pick()
 		if m == nil {
@@ -167,6 +203,7 @@ func (f *forwarding) run() {
 			f.pool.Stats.Retries.Add(1)
 			f.resetForRetry()
 		}
+		f.startTry()
 		resp, err := f.roundTrip(m)
 		if err == nil {
 			if !f.retryStatus(resp.StatusCode) {
@@ -180,9 +217,11 @@ func (f *forwarding) run() {
 			}
 			discard(resp)
 			m.Stats.InFlight.Add(-1)
+			f.finishTry()
 			continue
 		}
 		m.Stats.InFlight.Add(-1)
+		f.finishTry()
 		if bodyErr := f.body.err(); bodyErr != nil {
 			// The client's body failed (too large, too slow): the
 			// client's fault, answered as such; net/http may already
@@ -193,6 +232,11 @@ func (f *forwarding) run() {
 		if r.Context().Err() != nil {
 			exchange.RecordStatus(f.w, statusClientClosed)
 			return
+		}
+		if f.ctx.Err() != nil {
+			// The route's request timeout: no try may start.
+			lastErr = errRequestTimeout
+			break
 		}
 		m.Stats.Failures.Add(1)
 		lastErr = err
@@ -214,6 +258,9 @@ func (f *forwarding) prepare() error {
 	}
 	f.body = body
 	f.first = *r
+	if f.ctx != r.Context() {
+		f.first = *r.WithContext(f.ctx)
+	}
 	out := &f.first
 	f.setTargetURL(&f.firstURL)
 	out.URL = &f.firstURL
@@ -251,13 +298,31 @@ func (f *forwarding) setTargetURL(u *url.URL) {
 // resetForRetry gives the next try its own request and URL: the transport
 // may still hold the previous ones.
 func (f *forwarding) resetForRetry() {
-	out := f.out.WithContext(f.out.Context())
+	out := f.out.WithContext(f.ctx)
 	u := *f.out.URL
 	out.URL = &u
 	if f.out.GetBody != nil {
 		out.Body, _ = f.out.GetBody()
 	}
 	f.out = out
+}
+
+// startTry gives the try its own context when the route bounds tries.
+func (f *forwarding) startTry() {
+	if d := f.h.route.TryTimeout; d > 0 {
+		var ctx context.Context
+		ctx, f.endTry = context.WithTimeout(f.ctx, d)
+		f.out = f.out.WithContext(ctx)
+	}
+}
+
+// finishTry ends the context of the last try, once its answer is no
+// longer read.
+func (f *forwarding) finishTry() {
+	if f.endTry != nil {
+		f.endTry()
+		f.endTry = nil
+	}
 }
 
 // pick chooses an untried member, counting it in flight; nil when none is

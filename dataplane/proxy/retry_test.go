@@ -152,7 +152,7 @@ func TestPickPool(t *testing.T) {
 	const n = 40000
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := New(tt.targets, Options{})
+			h := New(tt.targets, Route{}, Options{})
 			counts := map[*upstream.Pool]int{}
 			for range n {
 				counts[h.pickTarget().Pool]++
