@@ -41,6 +41,9 @@ type Policies struct {
 	ResponseHeaders *HeaderChanges `yaml:"response_headers,omitempty" json:"response_headers,omitempty"`
 	// Timeouts override the pool's timeouts for this route.
 	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
+	// Retry overrides the pool's retries for this route (the Gateway API's
+	// HTTPRouteRetry). Nil keeps the pool's.
+	Retry *Retry `yaml:"retry,omitempty" json:"retry,omitempty"`
 	// Mirrors send a copy of the route's requests to other pools of the
 	// tenant (the Gateway API's RequestMirror), as the main pool receives
 	// them (rewrites and header changes applied, the same Host). A copy is
@@ -52,6 +55,28 @@ type Policies struct {
 	// most MaxMirrors.
 	Mirrors []Mirror `yaml:"mirrors,omitempty" json:"mirrors,omitempty"`
 }
+
+// Retry is a route's retry policy. The retry rule still decides what may
+// be sent again (a POST that reached a member never is); this policy says
+// after which answers, how often, and how long to wait. Unlike the pool's
+// retries, whose tries go to members not tried yet, a request may be tried
+// again on a member it already tried once every member has been (a pool of
+// one member retries on it).
+type Retry struct {
+	// Codes are the answer statuses (400..599) tried again. Empty means
+	// 502, 503 and 504.
+	Codes []int `yaml:"codes,omitempty" json:"codes,omitempty"`
+	// Attempts is how many more tries a request may make, 0..MaxRetryAttempts.
+	// Nil keeps the pool's retries.
+	Attempts *int `yaml:"attempts,omitempty" json:"attempts,omitempty"`
+	// Backoff is the wait before each retry; it doubles after each one,
+	// up to 10 times Backoff, within timeouts.request. Zero retries at
+	// once. At most MaxRouteConnectTimeout.
+	Backoff Duration `yaml:"backoff,omitempty" json:"backoff,omitempty"`
+}
+
+// MaxRetryAttempts bounds retry.attempts: with the first, eleven tries.
+const MaxRetryAttempts = 10
 
 // MaxMirrors bounds the mirrors of one route.
 const MaxMirrors = 8

@@ -64,6 +64,29 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 		t.validateBounds(l, path+".timeouts")
 	}
 	validateMirrors(l, path+".mirrors", p.Mirrors)
+	if p.Retry != nil {
+		p.Retry.validate(l, path+".retry")
+	}
+}
+
+func (r *Retry) validate(l *errorList, path string) {
+	seen := map[int]bool{}
+	for i, code := range r.Codes {
+		cpath := fmt.Sprintf("%s.codes[%d]", path, i)
+		switch {
+		case code < 400 || code > 599:
+			l.add(cpath, "must be 400..599, not %d", code)
+		case seen[code]:
+			l.add(cpath, "%d is listed twice", code)
+		}
+		seen[code] = true
+	}
+	if r.Attempts != nil && (*r.Attempts < 0 || *r.Attempts > MaxRetryAttempts) {
+		l.add(path+".attempts", "must be 0..%d", MaxRetryAttempts)
+	}
+	if r.Backoff < 0 || r.Backoff.Std() > MaxRouteConnectTimeout {
+		l.add(path+".backoff", "must be 0 to %s", Duration(MaxRouteConnectTimeout))
+	}
 }
 
 // validateBounds checks request and backend_request.
@@ -122,13 +145,16 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 		if len(p.Mirrors) > 0 {
 			l.add(path+".mirrors", "a fixed response sends nothing to a member to copy")
 		}
+		if p.Retry != nil {
+			l.add(path+".retry", "a fixed response sends nothing to a member to try again")
+		}
 	}
 }
 
 // empty reports whether no policy is set.
 func (p *Policies) empty() bool {
 	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.Satisfy == "" && p.MaxBody == nil &&
-		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0
+		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0 && p.Retry == nil
 }
 
 // validateLocalPath checks a path used as a redirect target on the same

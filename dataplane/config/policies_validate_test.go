@@ -224,6 +224,21 @@ func TestValidatePolicies(t *testing.T) {
 			}
 		},
 			[]wantErr{{P + ".mirrors", "at most 8 mirrors, got 9"}}},
+		{"retry", func(c *config.Config) {
+			policies(c).Retry = &config.Retry{Codes: []int{500, 502}, Attempts: intp(3), Backoff: config.Duration(100 * time.Millisecond)}
+		}, nil},
+		{"retry code out of range", func(c *config.Config) { policies(c).Retry = &config.Retry{Codes: []int{500, 399}} },
+			[]wantErr{{P + ".retry.codes[1]", "must be 400..599, not 399"}}},
+		{"retry code twice", func(c *config.Config) { policies(c).Retry = &config.Retry{Codes: []int{503, 503}} },
+			[]wantErr{{P + ".retry.codes[1]", "503 is listed twice"}}},
+		{"retry attempts too many", func(c *config.Config) { policies(c).Retry = &config.Retry{Attempts: intp(11)} },
+			[]wantErr{{P + ".retry.attempts", "must be 0..10"}}},
+		{"retry backoff too long", func(c *config.Config) { policies(c).Retry = &config.Retry{Backoff: config.Duration(time.Hour)} },
+			[]wantErr{{P + ".retry.backoff", "must be 0 to 5m"}}},
+		{"retry on a fixed response", func(c *config.Config) {
+			route(c).Action = config.Action{Respond: &config.Respond{Status: 200}}
+			policies(c).Retry = &config.Retry{}
+		}, []wantErr{{P + ".retry", "a fixed response sends nothing to a member to try again"}}},
 		{"mirrors on a fixed response", func(c *config.Config) {
 			route(c).Action = config.Action{Respond: &config.Respond{Status: 200}}
 			policies(c).Mirrors = []config.Mirror{{Pool: "p"}}

@@ -517,12 +517,18 @@ func (c *compiler) action(a *config.Action, p *config.Policies) exchange.Handler
 }
 
 // proxyRoute is what the route's policies add to its forwarding: the
-// request and per-try timeouts, and the mirrors (with the route's
+// request and per-try timeouts, the retry policy, and the mirrors (with the route's
 // connect and response timeouts, as its own pools).
 func (c *compiler) proxyRoute(p *config.Policies) proxy.Route {
 	var r proxy.Route
 	if t := p.Timeouts; t != nil {
 		r.RequestTimeout, r.TryTimeout = t.Request.Std(), t.BackendRequest.Std()
+	}
+	if rt := p.Retry; rt != nil {
+		r.Retry = &proxy.Retry{Codes: rt.Codes, Attempts: -1, Backoff: rt.Backoff.Std()}
+		if rt.Attempts != nil {
+			r.Retry.Attempts = *rt.Attempts
+		}
 	}
 	for _, m := range p.Mirrors {
 		pool := c.pools[m.Pool]

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -121,7 +122,7 @@ func TestRedirectsAndRewrites(t *testing.T) {
 }
 
 // timeoutMirrorConfig has the Gateway API's request and backend request
-// timeouts, and a mirror.
+// timeouts, a retry policy and a mirror.
 const timeoutMirrorConfig = baseConfig + `
 tenants:
   t:
@@ -135,6 +136,9 @@ tenants:
           - match: {path: {prefix: /backend-timeout}}
             action: {pool: p}
             policies: {timeouts: {backend_request: 500ms}}
+          - match: {path: {prefix: /retry}}
+            action: {pool: p}
+            policies: {retry: {codes: [500], attempts: 2, backoff: 10ms}}
           - match: {path: {prefix: /mirror}}
             action: {pool: p}
             policies: {mirrors: [{pool: shadow}, {pool: shadow, fraction: {numerator: 0}}]}
@@ -143,8 +147,13 @@ tenants:
       shadow: {members: ["{{.Shadow}}"]}
 `
 
-func TestRouteTimeoutsAndMirrors(t *testing.T) {
+func TestRouteTimeoutsRetriesAndMirrors(t *testing.T) {
+	var failures atomic.Int64
 	member := startBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/retry" && failures.Add(1) <= 2 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		if d, err := time.ParseDuration(r.URL.Query().Get("delay")); err == nil {
 			select {
 			case <-r.Context().Done():
@@ -171,6 +180,7 @@ func TestRouteTimeoutsAndMirrors(t *testing.T) {
 		{"/backend-timeout", 200, "main"},
 		{"/backend-timeout?delay=2s", 504, ""},
 		{"/mirror?a=1", 200, "main"},
+		{"/retry", 200, "main"}, // 500 twice from the pool's one member, then 200
 	}
 	for _, tc := range cases {
 		t.Run(tc.target, func(t *testing.T) {

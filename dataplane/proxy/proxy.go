@@ -12,7 +12,14 @@
 // connection broken before the response head. A request with a body is
 // retried after reaching a member only when the body was small enough to be
 // kept (ReplayBodyLimit); a streamed body is retried only after a failed
-// connect; a POST that reached a member is never sent again.
+// connect; a POST that reached a member is never sent again. A route's
+// retry policy (Route.Retry, the Gateway API's HTTPRouteRetry) changes
+// the statuses, the number of tries and the wait between them, and lets
+// tries go back to members already tried once all have been; what may be
+// sent again stays as above.
+//
+// A route may also bound the whole request and each try (Route's
+// timeouts), and copy its requests to mirror pools (mirror.go).
 package proxy
 
 import (
@@ -23,6 +30,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,6 +80,31 @@ type Route struct {
 	TryTimeout time.Duration
 	// Mirrors receive copies of the requests.
 	Mirrors []Mirror
+	// Retry replaces the pool's retries; nil keeps them.
+	Retry *Retry
+}
+
+// Retry is a route's retry policy (config.Retry): which answers are tried
+// again, how many more tries, and the wait before each. Its tries may go
+// to members already tried once every member has been.
+type Retry struct {
+	// Codes are the statuses tried again; empty means 502, 503 and 504.
+	Codes []int
+	// Attempts is the tries after the first; negative keeps the pool's
+	// retries.
+	Attempts int
+	// Backoff is the wait before the first retry, doubled after each up
+	// to 10 times itself.
+	Backoff time.Duration
+}
+
+// wait returns the wait before retry n (1 for the first).
+func (r *Retry) wait(n int) time.Duration {
+	d := r.Backoff
+	for i := 1; i < n && d < 10*r.Backoff; i++ {
+		d *= 2
+	}
+	return min(d, 10*r.Backoff)
 }
 
 // Options are the process-wide parts a Handler uses. Zero fields get
@@ -191,10 +224,18 @@ func (f *forwarding) run() {
 	// One member set for all tries: indices of tried members stay valid
 	// even when the members are replaced meanwhile.
 	f.set = f.pool.Members()
-	tries := min(f.pool.Retries+1, maxTries)
+	tries := min(f.retries()+1, maxTries)
 	var lastErr error = errNoMembers
 	defer f.finishTry()
 	for try := 0; try < tries; try++ {
+		if err := f.backoff(try); err != nil {
+			if err == errClientGone {
+				exchange.RecordStatus(f.w, statusClientClosed)
+				return
+			}
+			lastErr = err
+			break
+		}
 		m := f.pick()
 		if m == nil {
 			break
@@ -325,10 +366,49 @@ func (f *forwarding) finishTry() {
 	}
 }
 
+// retries is how many more tries a request may make: the route's, or the
+// pool's.
+func (f *forwarding) retries() int {
+	if r := f.h.route.Retry; r != nil && r.Attempts >= 0 {
+		return r.Attempts
+	}
+	return f.pool.Retries
+}
+
+// errClientGone ends a backoff the client did not wait for.
+var errClientGone = errors.New("the client went away")
+
+// backoff waits before retry n (none before the first try, n = 0) as the
+// route's retry policy says, within
+// the request's timeout: it fails with errClientGone or errRequestTimeout
+// when the wait is cut.
+func (f *forwarding) backoff(n int) error {
+	r := f.h.route.Retry
+	if n == 0 || r == nil || r.Backoff <= 0 {
+		return nil
+	}
+	t := time.NewTimer(r.wait(n))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-f.ctx.Done():
+		if f.x.HTTP.Context().Err() != nil {
+			return errClientGone
+		}
+		return errRequestTimeout
+	}
+}
+
 // pick chooses an untried member, counting it in flight; nil when none is
-// left.
+// left. Under a route's retry policy, once every member has been tried
+// any may be picked again.
 func (f *forwarding) pick() *balancer.Member {
-	i := f.pool.Algorithm.Pick(f.set, f.key, f.tried[:f.ntried])
+	tried := f.tried[:f.ntried]
+	if f.h.route.Retry != nil && f.ntried >= f.set.Len() {
+		tried = nil
+	}
+	i := f.pool.Algorithm.Pick(f.set, f.key, tried)
 	if i < 0 {
 		return nil
 	}
@@ -355,9 +435,12 @@ func (f *forwarding) roundTrip(m *balancer.Member) (*http.Response, error) {
 	return resp, err
 }
 
-// anotherMember reports whether the pool has a member this request has not
-// tried.
+// anotherMember reports whether the pool has a member this request may
+// try next: one not tried yet, or under a route's retry policy any.
 func (f *forwarding) anotherMember() bool {
+	if f.h.route.Retry != nil {
+		return f.set.Len() > 0
+	}
 	return f.ntried < f.set.Len()
 }
 
@@ -379,7 +462,12 @@ func (f *forwarding) canRetry(err error) bool {
 	return idempotent(f.x.HTTP.Method)
 }
 
+// retryStatus reports whether an answer's status is tried again: the
+// route's codes, or 502, 503 and 504.
 func (f *forwarding) retryStatus(code int) bool {
+	if r := f.h.route.Retry; r != nil && len(r.Codes) > 0 {
+		return slices.Contains(r.Codes, code)
+	}
 	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
 }
 
