@@ -97,3 +97,20 @@ func TestQueryLookupDoesNotAllocate(t *testing.T) {
 		t.Errorf("a lookup with query matchers allocated %v times, want 0", allocs)
 	}
 }
+
+// BenchmarkRouteQuery measures a lookup that passes over two method and
+// query routes of a path to the third.
+func BenchmarkRouteQuery(b *testing.B) {
+	post := prefix("/api", "post")
+	post.Match.Method = http.MethodPost
+	q := prefix("/api", "query")
+	q.Match.Query = []config.QueryMatch{{Name: "version", Exact: "2"}, {Name: "id", Regex: "[0-9]+"}}
+	table := mustBuild(b, Site[string]{Domains: []string{"example.com"}, Routes: []Route[string]{post, q, prefix("/api", "plain")}})
+	req := &Request{Method: http.MethodGet, RawQuery: "a=1&b=2&version=2&id=12345"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if v, _, _ := table.Lookup("example.com", "/api/users", req); v != "query" {
+			b.Fatalf("got %q", v)
+		}
+	}
+}
