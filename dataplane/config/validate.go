@@ -346,7 +346,7 @@ func describeRegexes(m *Match) string {
 	if m.Path.Regex != "" {
 		return fmt.Sprintf("the path regex %q", m.Path.Regex)
 	}
-	return "the header and cookie regexes of the route"
+	return "the header, cookie and query regexes of the route"
 }
 
 func (m *Match) validate(l *errorList, path string, budget *regexBudget) {

@@ -821,7 +821,7 @@ func TestValidateApplicationRegexBudget(t *testing.T) {
 			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}})
 			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}})
 			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/b"}, Headers: []config.HeaderMatch{{Name: "X", Regex: ".{0,1}"}}})
-		}, []wantErr{{A + ".routes[3].match", "with the header and cookie regexes of the route, the regexes of this application compile to more than the 512"}}},
+		}, []wantErr{{A + ".routes[3].match", "with the header, cookie and query regexes of the route, the regexes of this application compile to more than the 512"}}},
 		{"cookie regexes count", func(c *config.Config) {
 			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}, Cookies: []config.CookieMatch{{Name: "c", Regex: ".{0,126}"}}})
 			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}, Cookies: []config.CookieMatch{{Name: "c", Regex: "x"}}})

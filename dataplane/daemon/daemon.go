@@ -151,7 +151,7 @@ func New(opts Options) (*Daemon, error) {
 		app:     d.unknownHost.app,
 	}
 	d.valueTooLong = &route{
-		handler: respond.New(http.StatusRequestHeaderFieldsTooLarge, "", "Request Header Fields Too Large: the values a header or cookie regex of this host tests are longer than it reads\n"),
+		handler: respond.New(http.StatusRequestHeaderFieldsTooLarge, "", "Request Header Fields Too Large: the values a header, cookie or query regex of this host tests are longer than it reads\n"),
 		app:     d.unknownHost.app,
 	}
 	fake, err := certs.SelfSigned(certs.FakeCommonName, "ingress.local")

@@ -5,12 +5,14 @@
 // query parameter matchers.
 //
 // A Table is built once per configuration and never changes, so lookups
-// take no locks; only regex routes run a regex, and a lookup allocates
-// nothing unless a regex route matches (for its captures).
+// take no locks; only regex routes run a regex, only routes with query
+// matchers read the query (scanned in place, never parsed into a map), and
+// a lookup allocates nothing unless a regex route matches (for its
+// captures) or a query parameter it tests is percent-encoded.
 //
 // What a lookup may spend is bounded: each regex reads at most the table's
 // regex input bound from a request (the path, or the values a header or
-// cookie regex tests), or the lookup fails with ErrPathTooLong or
+// cookie or query regex tests), or the lookup fails with ErrPathTooLong or
 // ErrValueTooLong; prefix candidates longer than the host's longest prefix
 // are not looked up.
 package router
@@ -32,9 +34,9 @@ var (
 	// ErrPathTooLong means that the path reached the host's regex routes
 	// and is longer than the regex input bound (answered 414).
 	ErrPathTooLong = errors.New("the path is longer than the regex routes of this host read")
-	// ErrValueTooLong means that a header or cookie regex would read more
-	// than the regex input bound from the request (answered 431).
-	ErrValueTooLong = errors.New("the values a header or cookie regex of this host tests are longer than it reads")
+	// ErrValueTooLong means that a header, cookie or query regex would
+	// read more than the regex input bound from the request (answered 431).
+	ErrValueTooLong = errors.New("the values a header, cookie or query regex of this host tests are longer than it reads")
 )
 
 // Request is what a lookup reads of a request besides its host and path:
