@@ -263,14 +263,22 @@ type DefaultRoute struct {
 	Policies *Policies `yaml:"policies,omitempty" json:"policies,omitempty"`
 }
 
-// Match selects requests by path and optionally by headers and cookies.
+// Match selects requests by path and optionally by method, headers,
+// cookies and query parameters. Routes of one path with such matchers are
+// tried in configured order (the Gateway API's precedence of method, then
+// header count, then query count is the order the controller writes).
 type Match struct {
 	// Path is required.
 	Path PathMatch `yaml:"path" json:"path"`
+	// Method, when set, is the one request method matched, compared
+	// case-sensitively ("GET"). Empty matches every method.
+	Method string `yaml:"method,omitempty" json:"method,omitempty"`
 	// Headers must all match.
 	Headers []HeaderMatch `yaml:"headers,omitempty" json:"headers,omitempty"`
 	// Cookies must all match.
 	Cookies []CookieMatch `yaml:"cookies,omitempty" json:"cookies,omitempty"`
+	// Query must all match.
+	Query []QueryMatch `yaml:"query,omitempty" json:"query,omitempty"`
 }
 
 // PathMatch holds exactly one of its fields. Paths are matched against the
@@ -309,6 +317,19 @@ type CookieMatch struct {
 	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
 }
 
+// QueryMatch tests one query parameter of the request target. Names are
+// compared case-sensitively after percent-decoding ("+" is a space); when
+// the parameter appears several times only its first value is tested. With
+// neither Exact nor Regex the parameter only has to be present.
+type QueryMatch struct {
+	// Name is the parameter's name, matched case-sensitively.
+	Name string `yaml:"name" json:"name"`
+	// Exact compares the decoded value case-sensitively.
+	Exact string `yaml:"exact,omitempty" json:"exact,omitempty"`
+	// Regex must match the whole decoded value (RE2).
+	Regex string `yaml:"regex,omitempty" json:"regex,omitempty"`
+}
+
 // Action holds exactly one of its fields.
 type Action struct {
 	// Pool proxies to one pool of the tenant.
@@ -329,12 +350,36 @@ type WeightedPool struct {
 	Weight uint32 `yaml:"weight" json:"weight"`
 }
 
-// Redirect answers with Location set to URL, used literally.
+// Redirect answers with a redirect: to URL used literally, or, without URL,
+// to the request's own URL with the parts set here changed (the Gateway
+// API's RequestRedirect). The query string is kept.
 type Redirect struct {
-	// URL is the Location of the answer, as written.
-	URL string `yaml:"url" json:"url"`
+	// URL is the Location of the answer, as written. It excludes every
+	// other field but Code.
+	URL string `yaml:"url,omitempty" json:"url,omitempty"`
 	// Code is 301, 302, 303, 307 or 308. Zero means 301.
 	Code int `yaml:"code,omitempty" json:"code,omitempty"`
+	// Scheme is "http" or "https". Empty keeps the request's.
+	Scheme string `yaml:"scheme,omitempty" json:"scheme,omitempty"`
+	// Hostname replaces the request's host (its port is never kept). Empty
+	// keeps the host of the request's Host header.
+	Hostname string `yaml:"hostname,omitempty" json:"hostname,omitempty"`
+	// Port is the port of the Location, 1..65535. Zero derives it: the
+	// default port of Scheme when Scheme is set, otherwise the port of
+	// the listener the request came in on (the default port of the
+	// request's scheme when a trusted proxy's X-Forwarded-Proto changed
+	// it). A port that is its scheme's default (80 for http, 443 for
+	// https) is left out of the Location.
+	Port int `yaml:"port,omitempty" json:"port,omitempty"`
+	// Path replaces the whole path. It excludes PathPrefix. Empty (and no
+	// PathPrefix) keeps the path as the client sent it.
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// PathPrefix, when set, replaces the prefix the route matched, by
+	// whole segments and with the Gateway API's slash rules: "/foo/bar"
+	// matched by prefix "/foo" becomes "/xyz/bar" with "/xyz" or "/xyz/",
+	// and "/bar" with "" or "/". Only a route whose path match is a
+	// prefix may use it.
+	PathPrefix *string `yaml:"path_prefix,omitempty" json:"path_prefix,omitempty"`
 }
 
 // Respond answers with a fixed status and body.

@@ -41,6 +41,69 @@ type Policies struct {
 	ResponseHeaders *HeaderChanges `yaml:"response_headers,omitempty" json:"response_headers,omitempty"`
 	// Timeouts override the pool's timeouts for this route.
 	Timeouts *Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
+	// Retry overrides the pool's retries for this route (the Gateway API's
+	// HTTPRouteRetry). Nil keeps the pool's.
+	Retry *Retry `yaml:"retry,omitempty" json:"retry,omitempty"`
+	// Mirrors send a copy of the route's requests to other pools of the
+	// tenant (the Gateway API's RequestMirror), as the main pool receives
+	// them (rewrites and header changes applied, the same Host). A copy is
+	// sent and forgotten: its answer is discarded, and it never delays or
+	// fails the request. Requests whose body is streamed (larger than
+	// proxy.ReplayBodyLimit, or of unknown length) are not mirrored, nor
+	// are copies beyond the process's bound of mirrored requests in
+	// flight. Only routes whose action proxies to pools may mirror; at
+	// most MaxMirrors.
+	Mirrors []Mirror `yaml:"mirrors,omitempty" json:"mirrors,omitempty"`
+}
+
+// Retry is a route's retry policy. The retry rule still decides what may
+// be sent again (a POST that reached a member never is); this policy says
+// after which answers, how often, and how long to wait. Unlike the pool's
+// retries, whose tries go to members not tried yet, a request may be tried
+// again on a member it already tried once every member has been (a pool of
+// one member retries on it).
+type Retry struct {
+	// Codes are the answer statuses (400..599) tried again. Empty means
+	// 502, 503 and 504.
+	Codes []int `yaml:"codes,omitempty" json:"codes,omitempty"`
+	// Attempts is how many more tries a request may make, 0..MaxRetryAttempts.
+	// Nil keeps the pool's retries.
+	Attempts *int `yaml:"attempts,omitempty" json:"attempts,omitempty"`
+	// Backoff is the wait before each retry; it doubles after each one,
+	// up to 10 times Backoff, within timeouts.request. Zero retries at
+	// once. At most MaxRouteConnectTimeout.
+	Backoff Duration `yaml:"backoff,omitempty" json:"backoff,omitempty"`
+}
+
+// MaxRetryAttempts bounds retry.attempts: with the first, eleven tries.
+const MaxRetryAttempts = 10
+
+// MaxMirrors bounds the mirrors of one route.
+const MaxMirrors = 8
+
+// Mirror is one pool that receives copies of a route's requests.
+type Mirror struct {
+	// Pool names a pool of the tenant. Each copy goes to one member.
+	Pool string `yaml:"pool" json:"pool"`
+	// Fraction is the share of requests copied; nil copies every one.
+	Fraction *Fraction `yaml:"fraction,omitempty" json:"fraction,omitempty"`
+}
+
+// Fraction is Numerator out of Denominator, chosen at random per request.
+type Fraction struct {
+	// Numerator is 0..Denominator.
+	Numerator uint32 `yaml:"numerator" json:"numerator"`
+	// Denominator is 1..1000000. Zero means 100: Numerator is then a
+	// percentage.
+	Denominator uint32 `yaml:"denominator,omitempty" json:"denominator,omitempty"`
+}
+
+// Of returns the denominator with its default.
+func (f *Fraction) Of() uint32 {
+	if f.Denominator == 0 {
+		return 100
+	}
+	return f.Denominator
 }
 
 // The values of Policies.Satisfy.
@@ -98,6 +161,12 @@ type Rewrite struct {
 	Path string `yaml:"path,omitempty" json:"path,omitempty"`
 	// Host replaces the Host header (nginx's upstream-vhost).
 	Host string `yaml:"host,omitempty" json:"host,omitempty"`
+	// PathPrefix, when set, replaces the prefix the route matched and
+	// keeps the rest of the path, by whole segments and with the Gateway
+	// API's slash rules (see Redirect.PathPrefix); "" strips the prefix.
+	// It excludes Path, and only a route whose path match is a prefix may
+	// use it.
+	PathPrefix *string `yaml:"path_prefix,omitempty" json:"path_prefix,omitempty"`
 }
 
 // HeaderChanges are applied in order: remove, then set, then add.
@@ -125,4 +194,17 @@ type Timeouts struct {
 	// Response bounds the wait for the response head, not the body; zero
 	// keeps the pool's.
 	Response Duration `yaml:"response,omitempty" json:"response,omitempty"`
+	// Request bounds the whole forwarding of a request: every try on the
+	// members and the answer to its end (the Gateway API's
+	// timeouts.request). Past it the answer is 504 while nothing has been
+	// sent to the client, and the connection is cut otherwise (an
+	// upgraded connection, such as a WebSocket, ends too). Zero sets no
+	// bound.
+	Request Duration `yaml:"request,omitempty" json:"request,omitempty"`
+	// BackendRequest bounds each try on a member, from sending the request
+	// to the end of the answer (timeouts.backendRequest); a try past it
+	// fails as a timeout (504, tried again on another member where the
+	// retry rule allows). At most Request when both are set. Zero sets no
+	// bound.
+	BackendRequest Duration `yaml:"backend_request,omitempty" json:"backend_request,omitempty"`
 }

@@ -61,6 +61,67 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 		if t.Response.Std() > MaxRouteResponseTimeout {
 			l.add(path+".timeouts.response", "must be at most %s", Duration(MaxRouteResponseTimeout))
 		}
+		t.validateBounds(l, path+".timeouts")
+	}
+	validateMirrors(l, path+".mirrors", p.Mirrors)
+	if p.Retry != nil {
+		p.Retry.validate(l, path+".retry")
+	}
+}
+
+func (r *Retry) validate(l *errorList, path string) {
+	seen := map[int]bool{}
+	for i, code := range r.Codes {
+		cpath := fmt.Sprintf("%s.codes[%d]", path, i)
+		switch {
+		case code < 400 || code > 599:
+			l.add(cpath, "must be 400..599, not %d", code)
+		case seen[code]:
+			l.add(cpath, "%d is listed twice", code)
+		}
+		seen[code] = true
+	}
+	if r.Attempts != nil && (*r.Attempts < 0 || *r.Attempts > MaxRetryAttempts) {
+		l.add(path+".attempts", "must be 0..%d", MaxRetryAttempts)
+	}
+	if r.Backoff < 0 || r.Backoff.Std() > MaxRouteConnectTimeout {
+		l.add(path+".backoff", "must be 0 to %s", Duration(MaxRouteConnectTimeout))
+	}
+}
+
+// validateBounds checks request and backend_request.
+func (t *Timeouts) validateBounds(l *errorList, path string) {
+	for _, d := range []struct {
+		name  string
+		value Duration
+	}{{"request", t.Request}, {"backend_request", t.BackendRequest}} {
+		if d.value < 0 || d.value.Std() > MaxRouteResponseTimeout {
+			l.add(path+"."+d.name, "must be 0 (no bound) to %s", Duration(MaxRouteResponseTimeout))
+		}
+	}
+	if t.Request > 0 && t.BackendRequest > t.Request {
+		l.add(path+".backend_request", "must be at most request (%s): the request timeout covers every try", t.Request)
+	}
+}
+
+// validateMirrors checks the mirrors' count and fractions; the tenant
+// checks their pools.
+func validateMirrors(l *errorList, path string, mirrors []Mirror) {
+	if len(mirrors) > MaxMirrors {
+		l.add(path, "at most %d mirrors, got %d", MaxMirrors, len(mirrors))
+	}
+	for i, m := range mirrors {
+		f := m.Fraction
+		if f == nil {
+			continue
+		}
+		fpath := fmt.Sprintf("%s[%d].fraction", path, i)
+		switch {
+		case f.Of() > 1_000_000:
+			l.add(fpath+".denominator", "must be 1..1000000")
+		case f.Numerator > f.Of():
+			l.add(fpath+".numerator", "must be at most the denominator (%d)", f.Of())
+		}
 	}
 }
 
@@ -81,13 +142,19 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 		if p.Timeouts != nil {
 			l.add(path+".timeouts", "a fixed response waits for no member")
 		}
+		if len(p.Mirrors) > 0 {
+			l.add(path+".mirrors", "a fixed response sends nothing to a member to copy")
+		}
+		if p.Retry != nil {
+			l.add(path+".retry", "a fixed response sends nothing to a member to try again")
+		}
 	}
 }
 
 // empty reports whether no policy is set.
 func (p *Policies) empty() bool {
 	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.Satisfy == "" && p.MaxBody == nil &&
-		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil
+		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0 && p.Retry == nil
 }
 
 // validateLocalPath checks a path used as a redirect target on the same
@@ -181,8 +248,12 @@ var captureRef = regexp.MustCompile(`\$[1-9]`)
 func (r *Rewrite) UsesCaptures() bool { return r != nil && captureRef.MatchString(r.Path) }
 
 func (r *Rewrite) validate(l *errorList, path string, regex *regexp.Regexp) {
-	if r.Path == "" && r.Host == "" {
-		l.add(path, "path or host is required")
+	if r.Path == "" && r.Host == "" && r.PathPrefix == nil {
+		l.add(path, "path, path_prefix or host is required")
+	}
+	validatePathModifier(l, path, "", r.PathPrefix)
+	if r.Path != "" && r.PathPrefix != nil {
+		l.add(path, "path and path_prefix exclude each other")
 	}
 	if r.Path != "" {
 		switch {

@@ -129,7 +129,16 @@ func TestValidatePolicies(t *testing.T) {
 		{"max_body negative", func(c *config.Config) { policies(c).MaxBody = size(-1) },
 			[]wantErr{{P + ".max_body", "must be 0 (no limit) or more"}}},
 		{"rewrite empty", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{} },
-			[]wantErr{{P + ".rewrite", "path or host is required"}}},
+			[]wantErr{{P + ".rewrite", "path, path_prefix or host is required"}}},
+		{"rewrite path_prefix empty strips the prefix", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{PathPrefix: new("")} }, nil},
+		{"rewrite path_prefix relative", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{PathPrefix: new("x")} },
+			[]wantErr{{P + ".rewrite.path_prefix", "must start with /"}}},
+		{"rewrite path and path_prefix", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/a", PathPrefix: new("/b")} },
+			[]wantErr{{P + ".rewrite", "path and path_prefix exclude each other"}}},
+		{"rewrite path_prefix on a regex route", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Regex: "/api/.*"}
+			policies(c).Rewrite = &config.Rewrite{PathPrefix: new("/b")}
+		}, []wantErr{{P + ".rewrite.path_prefix", "this route's path match is not a prefix"}}},
 		{"rewrite path relative", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "x"} },
 			[]wantErr{{P + ".rewrite.path", "must start with /"}}},
 		{"rewrite path with a query", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/x?a=1"} },
@@ -183,6 +192,61 @@ func TestValidatePolicies(t *testing.T) {
 		{"timeouts too long", func(c *config.Config) {
 			policies(c).Timeouts = &config.Timeouts{Connect: config.Duration(6 * time.Minute), Response: config.Duration(25 * time.Hour)}
 		}, []wantErr{{P + ".timeouts.connect", "must be at most 5m"}, {P + ".timeouts.response", "must be at most 24h"}}},
+		{"request and backend_request timeouts", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{Request: config.Duration(10 * time.Second), BackendRequest: config.Duration(500 * time.Millisecond)}
+		}, nil},
+		{"backend_request without request", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{BackendRequest: config.Duration(time.Hour)}
+		}, nil},
+		{"backend_request over request", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{Request: config.Duration(time.Second), BackendRequest: config.Duration(2 * time.Second)}
+		}, []wantErr{{P + ".timeouts.backend_request", "must be at most request (1s)"}}},
+		{"request timeout negative", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{Request: config.Duration(-time.Second)}
+		}, []wantErr{{P + ".timeouts.request", "must be 0 (no bound) to 24h"}}},
+		{"backend_request too long", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{BackendRequest: config.Duration(25 * time.Hour)}
+		}, []wantErr{{P + ".timeouts.backend_request", "must be 0 (no bound) to 24h"}}},
+		{"mirrors", func(c *config.Config) {
+			policies(c).Mirrors = []config.Mirror{{Pool: "p"}, {Pool: "p", Fraction: &config.Fraction{Numerator: 50}}, {Pool: "p", Fraction: &config.Fraction{Numerator: 1, Denominator: 1000}}}
+		}, nil},
+		{"mirror to an unknown pool", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "nope"}} },
+			[]wantErr{{P + ".mirrors[0].pool", `no pool "nope" in this tenant`}}},
+		{"mirror fraction over 100 percent", func(c *config.Config) {
+			policies(c).Mirrors = []config.Mirror{{Pool: "p", Fraction: &config.Fraction{Numerator: 101}}}
+		}, []wantErr{{P + ".mirrors[0].fraction.numerator", "must be at most the denominator (100)"}}},
+		{"mirror denominator too large", func(c *config.Config) {
+			policies(c).Mirrors = []config.Mirror{{Pool: "p", Fraction: &config.Fraction{Numerator: 1, Denominator: 1_000_001}}}
+		}, []wantErr{{P + ".mirrors[0].fraction.denominator", "must be 1..1000000"}}},
+		{"too many mirrors", func(c *config.Config) {
+			for range 9 {
+				policies(c).Mirrors = append(policies(c).Mirrors, config.Mirror{Pool: "p"})
+			}
+		},
+			[]wantErr{{P + ".mirrors", "at most 8 mirrors, got 9"}}},
+		{"retry", func(c *config.Config) {
+			policies(c).Retry = &config.Retry{Codes: []int{500, 502}, Attempts: intp(3), Backoff: config.Duration(100 * time.Millisecond)}
+		}, nil},
+		{"retry code out of range", func(c *config.Config) { policies(c).Retry = &config.Retry{Codes: []int{500, 399}} },
+			[]wantErr{{P + ".retry.codes[1]", "must be 400..599, not 399"}}},
+		{"retry code twice", func(c *config.Config) { policies(c).Retry = &config.Retry{Codes: []int{503, 503}} },
+			[]wantErr{{P + ".retry.codes[1]", "503 is listed twice"}}},
+		{"retry attempts too many", func(c *config.Config) { policies(c).Retry = &config.Retry{Attempts: intp(11)} },
+			[]wantErr{{P + ".retry.attempts", "must be 0..10"}}},
+		{"retry backoff too long", func(c *config.Config) { policies(c).Retry = &config.Retry{Backoff: config.Duration(time.Hour)} },
+			[]wantErr{{P + ".retry.backoff", "must be 0 to 5m"}}},
+		{"retry on a fixed response", func(c *config.Config) {
+			route(c).Action = config.Action{Respond: &config.Respond{Status: 200}}
+			policies(c).Retry = &config.Retry{}
+		}, []wantErr{{P + ".retry", "a fixed response sends nothing to a member to try again"}}},
+		{"mirrors on a fixed response", func(c *config.Config) {
+			route(c).Action = config.Action{Respond: &config.Respond{Status: 200}}
+			policies(c).Mirrors = []config.Mirror{{Pool: "p"}}
+		}, []wantErr{{P + ".mirrors", "a fixed response sends nothing to a member to copy"}}},
+		{"mirrors on a redirect", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "/x"}}
+			policies(c).Mirrors = []config.Mirror{{Pool: "p"}}
+		}, []wantErr{{P, "a redirect answers before any policy runs"}}},
 		{"default route policies", func(c *config.Config) {
 			app(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Pool: "p"}, Policies: &config.Policies{MaxBody: size(-5)}}
 		}, []wantErr{{"tenants.t.applications.app.default_route.policies.max_body", "must be 0 (no limit) or more"}}},

@@ -253,6 +253,8 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, srv *S
 	if t.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &t.DefaultRoute.Action)
 		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", &t.DefaultRoute.Action, nil, srv)
+		t.checkMirrorPools(l, path+".default_route.policies.mirrors", t.DefaultRoute.Policies)
+		validatePrefixReplacement(l, path+".default_route", PathMatch{}, &t.DefaultRoute.Action, t.DefaultRoute.Policies)
 	}
 	for _, aname := range sortedKeys(t.Applications) {
 		apath := path + ".applications." + aname
@@ -315,18 +317,22 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 			over = i
 		}
 		t.validateAction(l, rpath+".action", &r.Action)
+		validatePrefixReplacement(l, rpath, r.Match.Path, &r.Action, r.Policies)
 		var regex *regexp.Regexp
 		if r.Match.Path.Regex != "" {
 			regex, _ = CompilePathRegex(r.Match.Path.Regex)
 		}
 		r.Policies.validate(l, rpath+".policies", &r.Action, regex, srv)
+		t.checkMirrorPools(l, rpath+".policies.mirrors", r.Policies)
 		if len(r.Name) > MaxValueLength || strings.ContainsAny(r.Name, "\r\n\x00") {
 			l.add(rpath+".name", "must be at most %d bytes without control characters", MaxValueLength)
 		}
 	}
 	if app.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
+		validatePrefixReplacement(l, path+".default_route", PathMatch{}, &app.DefaultRoute.Action, app.DefaultRoute.Policies)
 		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil, srv)
+		t.checkMirrorPools(l, path+".default_route.policies.mirrors", app.DefaultRoute.Policies)
 	}
 	if over >= 0 {
 		l.add(fmt.Sprintf("%s.routes[%d].match", path, over), "with %s, the regexes of this application compile to more than the %d instructions one request may run "+
@@ -340,7 +346,7 @@ func describeRegexes(m *Match) string {
 	if m.Path.Regex != "" {
 		return fmt.Sprintf("the path regex %q", m.Path.Regex)
 	}
-	return "the header and cookie regexes of the route"
+	return "the header, cookie and query regexes of the route"
 }
 
 func (m *Match) validate(l *errorList, path string, budget *regexBudget) {
@@ -375,11 +381,47 @@ func (m *Match) validate(l *errorList, path string, budget *regexBudget) {
 		l.addErr(cpath+".name", ValidateCookieName(c.Name))
 		validateValueMatch(l, cpath, c.Exact, c.Regex, budget)
 	}
+	if m.Method != "" {
+		l.addErr(path+".method", ValidateMethod(m.Method))
+	}
+	for i, q := range m.Query {
+		qpath := fmt.Sprintf("%s.query[%d]", path, i)
+		l.addErr(qpath+".name", ValidateQueryName(q.Name))
+		validateValueMatch(l, qpath, q.Exact, q.Regex, budget)
+	}
+}
+
+// ValidateMethod checks a request method of a match: a token of at most 32
+// bytes, compared as written, so that "get" is refused (methods are
+// case-sensitive and the standard ones upper-case).
+func ValidateMethod(method string) error {
+	if len(method) > 32 {
+		return fmt.Errorf("must be at most 32 bytes")
+	}
+	if ValidateHeaderName(method) != nil {
+		return fmt.Errorf("%q is not a valid method", method)
+	}
+	if strings.ToUpper(method) != method {
+		return fmt.Errorf("%q must be upper-case: methods are matched case-sensitively", method)
+	}
+	return nil
+}
+
+// ValidateQueryName checks the name of a query parameter match: not empty,
+// at most 256 bytes, no control characters (it is compared decoded).
+func ValidateQueryName(name string) error {
+	if name == "" {
+		return fmt.Errorf("is required")
+	}
+	if len(name) > 256 {
+		return fmt.Errorf("must be at most 256 bytes")
+	}
+	return ValidateHeaderValue(name)
 }
 
 // key identifies what a match selects: two routes with the same key select
 // the same requests. Prefixes with and without a trailing slash are the
-// same; the order of header and cookie matchers does not matter.
+// same; the order of header, cookie and query matchers does not matter.
 func (m *Match) key() string {
 	var parts []string
 	for _, h := range m.Headers {
@@ -387,6 +429,12 @@ func (m *Match) key() string {
 	}
 	for _, c := range m.Cookies {
 		parts = append(parts, fmt.Sprintf("c:%s:%q:%q", c.Name, c.Exact, c.Regex))
+	}
+	for _, q := range m.Query {
+		parts = append(parts, fmt.Sprintf("q:%q:%q:%q", q.Name, q.Exact, q.Regex))
+	}
+	if m.Method != "" {
+		parts = append(parts, "m:"+m.Method)
 	}
 	slices.Sort(parts)
 	p := m.Path
@@ -451,6 +499,16 @@ func (t *Tenant) validateAction(l *errorList, path string, a *Action) {
 	}
 }
 
+// checkMirrorPools refuses mirrors to pools the tenant does not have.
+func (t *Tenant) checkMirrorPools(l *errorList, path string, p *Policies) {
+	if p == nil {
+		return
+	}
+	for i, m := range p.Mirrors {
+		t.checkPoolRef(l, fmt.Sprintf("%s[%d].pool", path, i), m.Pool)
+	}
+}
+
 func (t *Tenant) checkPoolRef(l *errorList, path, name string) {
 	if _, ok := t.Pools[name]; !ok {
 		l.add(path, "no pool %q in this tenant", name)
@@ -458,15 +516,76 @@ func (t *Tenant) checkPoolRef(l *errorList, path, name string) {
 }
 
 func (r *Redirect) validate(l *errorList, path string) {
-	if r.URL == "" {
-		l.add(path+".url", "is required")
-	} else {
-		l.addErr(path+".url", ValidateHeaderValue(r.URL))
+	if r.URL == "" && r.Scheme == "" && r.Hostname == "" && r.Port == 0 && r.Path == "" && r.PathPrefix == nil {
+		l.add(path, "url, or one of scheme, hostname, port, path and path_prefix, is required: a redirect that changes nothing sends the client back to itself")
 	}
+	if r.URL != "" {
+		l.addErr(path+".url", ValidateHeaderValue(r.URL))
+		if r.Scheme != "" || r.Hostname != "" || r.Port != 0 || r.Path != "" || r.PathPrefix != nil {
+			l.add(path+".url", "excludes scheme, hostname, port, path and path_prefix")
+		}
+	}
+	switch r.Scheme {
+	case "", "http", "https":
+	default:
+		l.add(path+".scheme", "must be http or https, not %q", r.Scheme)
+	}
+	if r.Hostname != "" {
+		if strings.HasPrefix(r.Hostname, "*") || ValidateDomain(r.Hostname) != nil || strings.ToLower(r.Hostname) != r.Hostname {
+			l.add(path+".hostname", "%q is not a lower-case domain name without a wildcard", r.Hostname)
+		}
+	}
+	if r.Port < 0 || r.Port > 65535 {
+		l.add(path+".port", "must be 1..65535")
+	}
+	validatePathModifier(l, path, r.Path, r.PathPrefix)
 	switch r.Code {
 	case 0, 301, 302, 303, 307, 308:
 	default:
 		l.add(path+".code", "must be 301, 302, 303, 307 or 308")
+	}
+}
+
+// validatePathModifier checks a full path and a prefix replacement of a
+// redirect or rewrite at path: they exclude each other; the first starts
+// with "/", the second too unless it is empty; neither holds a query, a
+// fragment or control characters.
+func validatePathModifier(l *errorList, path, full string, prefix *string) {
+	if full != "" && prefix != nil {
+		l.add(path, "path and path_prefix exclude each other")
+	}
+	if full != "" {
+		l.addErr(path+".path", validateTargetPath(full))
+	}
+	if prefix != nil && *prefix != "" {
+		l.addErr(path+".path_prefix", validateTargetPath(*prefix))
+	}
+}
+
+// validateTargetPath checks a path a redirect or rewrite sends.
+func validateTargetPath(p string) error {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return fmt.Errorf("must start with /")
+	case strings.ContainsAny(p, "?#"):
+		return fmt.Errorf("must not hold a query or a fragment")
+	}
+	return ValidateHeaderValue(p)
+}
+
+// validatePrefixReplacement refuses a path_prefix of the route's redirect
+// or rewrite unless the route's path match is a prefix: the prefix it
+// replaces is the one the route matched. path is the route's.
+func validatePrefixReplacement(l *errorList, path string, m PathMatch, a *Action, p *Policies) {
+	if m.Prefix != "" {
+		return
+	}
+	const msg = "replaces the prefix the route matched; this route's path match is not a prefix"
+	if a.Redirect != nil && a.Redirect.PathPrefix != nil {
+		l.add(path+".action.redirect.path_prefix", msg)
+	}
+	if p != nil && p.Rewrite != nil && p.Rewrite.PathPrefix != nil {
+		l.add(path+".policies.rewrite.path_prefix", msg)
 	}
 }
 

@@ -318,7 +318,15 @@ func TestValidateRules(t *testing.T) {
 			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Headers: []config.HeaderMatch{{Name: "A", Exact: "1"}}})
 			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Cookies: []config.CookieMatch{{Name: "A"}}})
 			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Cookies: []config.CookieMatch{{Name: "a"}}})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Method: "GET"})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Method: "POST"})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Query: []config.QueryMatch{{Name: "a"}}})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/"}, Query: []config.QueryMatch{{Name: "A"}}})
 		}, nil},
+		{"query matchers in another order", func(c *config.Config) {
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/y"}, Method: "GET", Query: []config.QueryMatch{{Name: "a"}, {Name: "b", Exact: "1"}}})
+			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/y"}, Method: "GET", Query: []config.QueryMatch{{Name: "b", Exact: "1"}, {Name: "a"}}})
+		}, []wantErr{{A + ".routes[2].match", "the same match as routes[1]"}}},
 
 		// match.path
 		{"no path", func(c *config.Config) { match(c).Path = config.PathMatch{} },
@@ -387,6 +395,22 @@ func TestValidateRules(t *testing.T) {
 		{"cookie regex invalid", func(c *config.Config) {
 			match(c).Cookies = []config.CookieMatch{{Name: "c", Regex: "a{2,1}"}}
 		}, []wantErr{{R0 + ".match.cookies[0].regex", "invalid regular expression"}}},
+		{"method lower-case", func(c *config.Config) { match(c).Method = "get" },
+			[]wantErr{{R0 + ".match.method", `"get" must be upper-case`}}},
+		{"method not a token", func(c *config.Config) { match(c).Method = "GE T" },
+			[]wantErr{{R0 + ".match.method", `"GE T" is not a valid method`}}},
+		{"method too long", func(c *config.Config) { match(c).Method = strings.Repeat("M", 33) },
+			[]wantErr{{R0 + ".match.method", "must be at most 32 bytes"}}},
+		{"query name empty", func(c *config.Config) { match(c).Query = []config.QueryMatch{{Exact: "1"}} },
+			[]wantErr{{R0 + ".match.query[0].name", "is required"}}},
+		{"query name with control character", func(c *config.Config) { match(c).Query = []config.QueryMatch{{Name: "a\n"}} },
+			[]wantErr{{R0 + ".match.query[0].name", "must not hold control characters"}}},
+		{"query exact and regex", func(c *config.Config) {
+			match(c).Query = []config.QueryMatch{{Name: "q", Exact: "a", Regex: "a"}}
+		}, []wantErr{{R0 + ".match.query[0]", "exact and regex exclude each other"}}},
+		{"query regex invalid", func(c *config.Config) {
+			match(c).Query = []config.QueryMatch{{Name: "q", Regex: "a{2,1}"}}
+		}, []wantErr{{R0 + ".match.query[0].regex", "invalid regular expression"}}},
 
 		// actions
 		{"action with no kind", func(c *config.Config) { route(c).Action = config.Action{} },
@@ -414,8 +438,43 @@ func TestValidateRules(t *testing.T) {
 		{"weighted pool weight 1000000", func(c *config.Config) {
 			route(c).Action = config.Action{Pools: []config.WeightedPool{{Pool: "p", Weight: 1_000_000}, {Pool: "p"}}}
 		}, nil},
-		{"redirect without url", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Code: 302}} },
-			[]wantErr{{R0 + ".action.redirect.url", "is required"}}},
+		{"redirect that changes nothing", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Code: 302}} },
+			[]wantErr{{R0 + ".action.redirect", "url, or one of scheme, hostname, port, path and path_prefix, is required"}}},
+		{"redirect url with structured fields", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "/x", Scheme: "https"}}
+		}, []wantErr{{R0 + ".action.redirect.url", "excludes scheme, hostname, port, path and path_prefix"}}},
+		{"redirect structured", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Scheme: "https", Hostname: "example.org", Port: 8443, PathPrefix: new(""), Code: 308}}
+		}, nil},
+		{"redirect scheme unknown", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Scheme: "ftp"}} },
+			[]wantErr{{R0 + ".action.redirect.scheme", `must be http or https, not "ftp"`}}},
+		{"redirect hostname wildcard", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "*.a.test"}}
+		},
+			[]wantErr{{R0 + ".action.redirect.hostname", `"*.a.test" is not a lower-case domain name without a wildcard`}}},
+		{"redirect hostname with a port", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "a.test:80"}}
+		},
+			[]wantErr{{R0 + ".action.redirect.hostname", "is not a lower-case domain name"}}},
+		{"redirect port over 65535", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Port: 65536}} },
+			[]wantErr{{R0 + ".action.redirect.port", "must be 1..65535"}}},
+		{"redirect path relative", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Path: "x"}} },
+			[]wantErr{{R0 + ".action.redirect.path", "must start with /"}}},
+		{"redirect path with a query", func(c *config.Config) { route(c).Action = config.Action{Redirect: &config.Redirect{Path: "/x?y"}} },
+			[]wantErr{{R0 + ".action.redirect.path", "must not hold a query or a fragment"}}},
+		{"redirect path and path_prefix", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Path: "/x", PathPrefix: new("/y")}}
+		}, []wantErr{{R0 + ".action.redirect", "path and path_prefix exclude each other"}}},
+		{"redirect path_prefix relative", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{PathPrefix: new("y")}}
+		}, []wantErr{{R0 + ".action.redirect.path_prefix", "must start with /"}}},
+		{"redirect path_prefix on an exact route", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Exact: "/x"}
+			route(c).Action = config.Action{Redirect: &config.Redirect{PathPrefix: new("/y")}}
+		}, []wantErr{{R0 + ".action.redirect.path_prefix", "this route's path match is not a prefix"}}},
+		{"redirect path_prefix on a default route", func(c *config.Config) {
+			app(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Redirect: &config.Redirect{PathPrefix: new("/y")}}}
+		}, []wantErr{{A + ".default_route.action.redirect.path_prefix", "this route's path match is not a prefix"}}},
 		{"redirect url with CR LF", func(c *config.Config) {
 			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "https://example.com/\r\nSet-Cookie: a=b"}}
 		}, []wantErr{{R0 + ".action.redirect.url", "must not hold control characters"}}},
@@ -762,7 +821,7 @@ func TestValidateApplicationRegexBudget(t *testing.T) {
 			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}})
 			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}})
 			addRoute(c, config.Match{Path: config.PathMatch{Prefix: "/b"}, Headers: []config.HeaderMatch{{Name: "X", Regex: ".{0,1}"}}})
-		}, []wantErr{{A + ".routes[3].match", "with the header and cookie regexes of the route, the regexes of this application compile to more than the 512"}}},
+		}, []wantErr{{A + ".routes[3].match", "with the header, cookie and query regexes of the route, the regexes of this application compile to more than the 512"}}},
 		{"cookie regexes count", func(c *config.Config) {
 			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("a")}, Cookies: []config.CookieMatch{{Name: "c", Regex: ".{0,126}"}}})
 			addRoute(c, config.Match{Path: config.PathMatch{Regex: re("b")}, Cookies: []config.CookieMatch{{Name: "c", Regex: "x"}}})

@@ -244,7 +244,7 @@ func (c *compiler) buildSites() []router.Site[*route] {
 			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
 			site.Routes = append(site.Routes, router.Route[*route]{
 				Match:    r.Match,
-				Value:    &route{handler: withClientAuth(info, redirect || underACME(r.Match.Path), c.chain(rpath, &r.Action, r.Policies, host)), app: info},
+				Value:    &route{handler: withClientAuth(info, redirect || underACME(r.Match.Path), c.chain(rpath, r.Match.Path.Prefix, &r.Action, r.Policies, host)), app: info},
 				Captures: r.Policies != nil && r.Policies.Rewrite.UsesCaptures(),
 			})
 		}
@@ -302,9 +302,9 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 	host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: app.HTTPSRedirect}
 	switch {
 	case app.DefaultRoute != nil:
-		return c.chain(path+".default_route", &app.DefaultRoute.Action, app.DefaultRoute.Policies, host)
+		return c.chain(path+".default_route", "", &app.DefaultRoute.Action, app.DefaultRoute.Policies, host)
 	case t.DefaultRoute != nil:
-		return c.chain("tenants."+tname+".default_route", &t.DefaultRoute.Action, t.DefaultRoute.Policies, host)
+		return c.chain("tenants."+tname+".default_route", "", &t.DefaultRoute.Action, t.DefaultRoute.Policies, host)
 	case app.AppRoot != "":
 		return approot.Handler{Path: app.AppRoot, Next: notFoundRoute}
 	}
@@ -329,18 +329,23 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 //	    body already bounded by the limit
 //	→ rewrite (path, Host)
 //	→ header changes (request now, response when it is written)
-//	→ action: proxy (with the route's timeouts) or fixed response
+//	→ action: proxy (with the route's timeouts and mirrors) or fixed
+//	    response
 //
-// path is the route's field path, for errors.
-func (c *compiler) chain(path string, a *config.Action, p *config.Policies, host hostPolicies) exchange.Handler {
+// path is the route's field path, for errors; prefix is its path prefix
+// ("" for other routes), which redirects and rewrites may replace.
+func (c *compiler) chain(path, prefix string, a *config.Action, p *config.Policies, host hostPolicies) exchange.Handler {
 	if p == nil {
 		p = &config.Policies{}
 	}
 	var h exchange.Handler
-	if a.Redirect != nil {
+	switch {
+	case a.Redirect != nil && a.Redirect.URL != "":
 		h = redirect.New(a.Redirect.URL, a.Redirect.Code)
-	} else {
-		h = c.policies(path+".policies", c.action(a, p.Timeouts), p, host.httpsRedirect)
+	case a.Redirect != nil:
+		h = redirect.NewDerived(a.Redirect, prefix)
+	default:
+		h = c.policies(path+".policies", prefix, c.action(a, p), p, host.httpsRedirect)
 	}
 	if host.appRoot != "" {
 		h = approot.Handler{Path: host.appRoot, Next: h}
@@ -350,12 +355,12 @@ func (c *compiler) chain(path string, a *config.Action, p *config.Policies, host
 
 // policies wraps the action in the policies from HTTPS redirect to header
 // changes, innermost first.
-func (c *compiler) policies(path string, h exchange.Handler, p *config.Policies, httpsRedirect bool) exchange.Handler {
+func (c *compiler) policies(path, prefix string, h exchange.Handler, p *config.Policies, httpsRedirect bool) exchange.Handler {
 	if p.RequestHeaders != nil || p.ResponseHeaders != nil {
 		h = headers.New(p.RequestHeaders, p.ResponseHeaders, h)
 	}
 	if p.Rewrite != nil {
-		h = rewrite.New(p.Rewrite, h)
+		h = rewrite.New(p.Rewrite, prefix, h)
 	}
 	if p.WAF != nil {
 		h = c.waf(path+".waf", p.WAF, h)
@@ -491,10 +496,11 @@ func (c *compiler) closeNewEngines() {
 // file.
 const authCacheSize = 4096
 
-func (c *compiler) action(a *config.Action, timeouts *config.Timeouts) exchange.Handler {
+func (c *compiler) action(a *config.Action, p *config.Policies) exchange.Handler {
 	if a.Respond != nil {
 		return respond.New(a.Respond.Status, a.Respond.ContentType, a.Respond.Body)
 	}
+	timeouts := p.Timeouts
 	weighted := a.Pools
 	if a.Pool != "" {
 		weighted = []config.WeightedPool{{Pool: a.Pool, Weight: 1}}
@@ -507,7 +513,35 @@ func (c *compiler) action(a *config.Action, timeouts *config.Timeouts) exchange.
 		}
 		targets = append(targets, proxy.Target{Pool: pool, Weight: wp.Weight, Transport: c.transport(pool, timeouts)})
 	}
-	return proxy.New(targets, c.d.proxyOptions)
+	return proxy.New(targets, c.proxyRoute(p), c.d.proxyOptions)
+}
+
+// proxyRoute is what the route's policies add to its forwarding: the
+// request and per-try timeouts, the retry policy, and the mirrors (with the route's
+// connect and response timeouts, as its own pools).
+func (c *compiler) proxyRoute(p *config.Policies) proxy.Route {
+	var r proxy.Route
+	if t := p.Timeouts; t != nil {
+		r.RequestTimeout, r.TryTimeout = t.Request.Std(), t.BackendRequest.Std()
+	}
+	if rt := p.Retry; rt != nil {
+		r.Retry = &proxy.Retry{Codes: rt.Codes, Attempts: -1, Backoff: rt.Backoff.Std()}
+		if rt.Attempts != nil {
+			r.Retry.Attempts = *rt.Attempts
+		}
+	}
+	for _, m := range p.Mirrors {
+		pool := c.pools[m.Pool]
+		if pool == nil {
+			continue // a missing pool already failed
+		}
+		mirror := proxy.Mirror{Pool: pool, Transport: c.transport(pool, p.Timeouts)}
+		if m.Fraction != nil {
+			mirror.Numerator, mirror.Denominator = m.Fraction.Numerator, m.Fraction.Of()
+		}
+		r.Mirrors = append(r.Mirrors, mirror)
+	}
+	return r
 }
 
 // transport is the pool's transport, or a variant with the route's

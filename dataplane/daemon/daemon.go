@@ -140,7 +140,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.exchanges.New = func() any { return new(exchange.Request) }
 	d.recorders.New = func() any { return new(recorder) }
-	d.proxyOptions = proxy.Options{Buffers: proxy.NewBufferPool(), Conns: d.conns, Log: d.log}
+	d.proxyOptions = proxy.Options{Buffers: proxy.NewBufferPool(), Conns: d.conns, Mirrors: proxy.NewMirrorLimit(proxy.DefaultMirrorsInFlight), Log: d.log}
 	d.metrics.WatchUpstreams(d.state.Pools)
 	d.unknownHost = &route{
 		handler: respond.New(http.StatusNotFound, "", "Not Found: no application serves this host\n"),
@@ -151,7 +151,7 @@ func New(opts Options) (*Daemon, error) {
 		app:     d.unknownHost.app,
 	}
 	d.valueTooLong = &route{
-		handler: respond.New(http.StatusRequestHeaderFieldsTooLarge, "", "Request Header Fields Too Large: the values a header or cookie regex of this host tests are longer than it reads\n"),
+		handler: respond.New(http.StatusRequestHeaderFieldsTooLarge, "", "Request Header Fields Too Large: the values a header, cookie or query regex of this host tests are longer than it reads\n"),
 		app:     d.unknownHost.app,
 	}
 	fake, err := certs.SelfSigned(certs.FakeCommonName, "ingress.local")

@@ -57,7 +57,7 @@ func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
 		http.Error(rec, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	rt, captures, err := gen.table.Lookup(router.NormalizeHost(r.Host), path, r.Header)
+	rt, captures, err := gen.table.Lookup(router.NormalizeHost(r.Host), path, &router.Request{Method: r.Method, Header: r.Header, RawQuery: r.URL.RawQuery})
 	if err != nil {
 		rt = e.d.lookupFailure(err, rt)
 	}

@@ -18,6 +18,9 @@ var (
 	errBodyTimeout  = errors.New("the request body did not arrive in time")
 	errBadUpgrade   = errors.New("the backend did not switch to the protocol the request asked for")
 	errBadHead      = errors.New("the backend sent a malformed response head")
+	// errRequestTimeout is the route's request timeout passing before an
+	// answer.
+	errRequestTimeout = errors.New("the route's request timeout passed before the backend answered")
 )
 
 // writeError answers with the status that fits err and a short plain-text
@@ -54,6 +57,8 @@ func classify(err error) (int, string) {
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, errBodyTimeout):
 		return http.StatusRequestTimeout, err.Error()
+	case errors.Is(err, errRequestTimeout):
+		return http.StatusGatewayTimeout, err.Error()
 	case errors.Is(err, errGRPCToHTTP1), errors.Is(err, errBadUpgrade), errors.Is(err, errBadHead):
 		return http.StatusBadGateway, err.Error()
 	case errors.As(err, &netErr) && netErr.Timeout():

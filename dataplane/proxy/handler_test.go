@@ -148,7 +148,7 @@ func closedAddr(t *testing.T) string {
 }
 
 func handlerFor(p *upstream.Pool) *Handler {
-	return New([]Target{{Pool: p, Weight: 1}}, Options{Log: quietLog})
+	return New([]Target{{Pool: p, Weight: 1}}, Route{}, Options{Log: quietLog})
 }
 
 func serve(h *Handler, x *exchange.Request) *httptest.ResponseRecorder {
@@ -755,7 +755,7 @@ func TestStreamedBodyRetrySplitsBody(t *testing.T) {
 func TestHandlerWeightedPoolsReachMembers(t *testing.T) {
 	a := buildPool(t, config.Pool{}, statusMember(t, 200, nil))
 	b := buildPool(t, config.Pool{}, statusMember(t, 202, nil))
-	h := New([]Target{{Pool: a, Weight: 0}, {Pool: b, Weight: 1}}, Options{Log: quietLog})
+	h := New([]Target{{Pool: a, Weight: 0}, {Pool: b, Weight: 1}}, Route{}, Options{Log: quietLog})
 	for range 5 {
 		if w := serve(h, exchangeFor(httptest.NewRequest("GET", "/", nil))); w.Code != 202 {
 			t.Fatalf("status = %d, want 202 from the only pool with weight", w.Code)

@@ -12,7 +12,14 @@
 // connection broken before the response head. A request with a body is
 // retried after reaching a member only when the body was small enough to be
 // kept (ReplayBodyLimit); a streamed body is retried only after a failed
-// connect; a POST that reached a member is never sent again.
+// connect; a POST that reached a member is never sent again. A route's
+// retry policy (Route.Retry, the Gateway API's HTTPRouteRetry) changes
+// the statuses, the number of tries and the wait between them, and lets
+// tries go back to members already tried once all have been; what may be
+// sent again stays as above.
+//
+// A route may also bound the whole request and each try (Route's
+// timeouts), and copy its requests to mirror pools (mirror.go).
 package proxy
 
 import (
@@ -23,6 +30,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,27 +61,70 @@ type Target struct {
 type Handler struct {
 	targets []Target
 	total   uint64
+	route   Route
 	buffers *BufferPool
 	conns   *ConnTracker
+	mirrors *MirrorLimit
 	log     *slog.Logger
 }
 
+// Route is what a route adds to its forwarding. The zero value adds
+// nothing.
+type Route struct {
+	// RequestTimeout bounds the whole forwarding, every try and the answer
+	// to its end: past it the answer is 504 while nothing was sent, and the
+	// connection is cut otherwise. Zero sets no bound.
+	RequestTimeout time.Duration
+	// TryTimeout bounds each try, from sending the request to the end of
+	// its answer; a try past it fails as a timeout. Zero sets no bound.
+	TryTimeout time.Duration
+	// Mirrors receive copies of the requests.
+	Mirrors []Mirror
+	// Retry replaces the pool's retries; nil keeps them.
+	Retry *Retry
+}
+
+// Retry is a route's retry policy (config.Retry): which answers are tried
+// again, how many more tries, and the wait before each. Its tries may go
+// to members already tried once every member has been.
+type Retry struct {
+	// Codes are the statuses tried again; empty means 502, 503 and 504.
+	Codes []int
+	// Attempts is the tries after the first; negative keeps the pool's
+	// retries.
+	Attempts int
+	// Backoff is the wait before the first retry, doubled after each up
+	// to 10 times itself.
+	Backoff time.Duration
+}
+
+// wait returns the wait before retry n (1 for the first).
+func (r *Retry) wait(n int) time.Duration {
+	d := r.Backoff
+	for i := 1; i < n && d < 10*r.Backoff; i++ {
+		d *= 2
+	}
+	return min(d, 10*r.Backoff)
+}
+
 // Options are the process-wide parts a Handler uses. Zero fields get
-// defaults: a private buffer pool, no connection tracking, slog's default
-// logger.
+// defaults: a private buffer pool, no connection tracking, a private
+// mirror limit of DefaultMirrorsInFlight, slog's default logger.
 type Options struct {
 	Buffers *BufferPool
 	// Conns tracks hijacked (upgraded) connections so that shutdown can
 	// close them.
 	Conns *ConnTracker
-	Log   *slog.Logger
+	// Mirrors bounds the mirrored requests in flight.
+	Mirrors *MirrorLimit
+	Log     *slog.Logger
 }
 
 // New returns a Handler for the targets. Targets with weight 0 receive
 // nothing; at least one must have a positive weight (configuration
 // validation guarantees it).
-func New(targets []Target, opts Options) *Handler {
-	h := &Handler{targets: targets, buffers: opts.Buffers, conns: opts.Conns, log: opts.Log}
+func New(targets []Target, route Route, opts Options) *Handler {
+	h := &Handler{targets: targets, route: route, buffers: opts.Buffers, conns: opts.Conns, mirrors: opts.Mirrors, log: opts.Log}
 	for i := range h.targets {
 		if h.targets[i].Transport == nil && h.targets[i].Pool != nil {
 			h.targets[i].Transport = h.targets[i].Pool.Transport
@@ -81,6 +132,9 @@ func New(targets []Target, opts Options) *Handler {
 	}
 	if h.buffers == nil {
 		h.buffers = NewBufferPool()
+	}
+	if h.mirrors == nil {
+		h.mirrors = NewMirrorLimit(DefaultMirrorsInFlight)
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -136,6 +190,13 @@ type forwarding struct {
 	w         http.ResponseWriter
 	x         *exchange.Request
 
+	// ctx is the context of the tries: the request's, or one ending at
+	// the route's request timeout.
+	ctx context.Context
+	// endTry ends the context of the try being made, when the route
+	// bounds tries; nil otherwise.
+	endTry context.CancelFunc
+
 	set       *balancer.Set
 	out       *http.Request
 	first     http.Request // the first try's out, with its URL: no allocation of their own
@@ -149,16 +210,32 @@ type forwarding struct {
 
 func (f *forwarding) run() {
 	r := f.x.HTTP
+	f.ctx = r.Context()
+	if d := f.h.route.RequestTimeout; d > 0 {
+		var cancel context.CancelFunc
+		f.ctx, cancel = context.WithTimeout(f.ctx, d)
+		defer cancel()
+	}
 	if err := f.prepare(); err != nil {
 		writeError(f.w, r, err)
 		return
 	}
+	f.mirror()
 	// One member set for all tries: indices of tried members stay valid
 	// even when the members are replaced meanwhile.
 	f.set = f.pool.Members()
-	tries := min(f.pool.Retries+1, maxTries)
+	tries := min(f.retries()+1, maxTries)
 	var lastErr error = errNoMembers
+	defer f.finishTry()
 	for try := 0; try < tries; try++ {
+		if err := f.backoff(try); err != nil {
+			if err == errClientGone {
+				exchange.RecordStatus(f.w, statusClientClosed)
+				return
+			}
+			lastErr = err
+			break
+		}
 		m := f.pick()
 		if m == nil {
 			break
@@ -167,6 +244,7 @@ func (f *forwarding) run() {
 			f.pool.Stats.Retries.Add(1)
 			f.resetForRetry()
 		}
+		f.startTry()
 		resp, err := f.roundTrip(m)
 		if err == nil {
 			if !f.retryStatus(resp.StatusCode) {
@@ -180,9 +258,11 @@ func (f *forwarding) run() {
 			}
 			discard(resp)
 			m.Stats.InFlight.Add(-1)
+			f.finishTry()
 			continue
 		}
 		m.Stats.InFlight.Add(-1)
+		f.finishTry()
 		if bodyErr := f.body.err(); bodyErr != nil {
 			// The client's body failed (too large, too slow): the
 			// client's fault, answered as such; net/http may already
@@ -193,6 +273,11 @@ func (f *forwarding) run() {
 		if r.Context().Err() != nil {
 			exchange.RecordStatus(f.w, statusClientClosed)
 			return
+		}
+		if f.ctx.Err() != nil {
+			// The route's request timeout: no try may start.
+			lastErr = errRequestTimeout
+			break
 		}
 		m.Stats.Failures.Add(1)
 		lastErr = err
@@ -214,6 +299,9 @@ func (f *forwarding) prepare() error {
 	}
 	f.body = body
 	f.first = *r
+	if f.ctx != r.Context() {
+		f.first = *r.WithContext(f.ctx)
+	}
 	out := &f.first
 	f.setTargetURL(&f.firstURL)
 	out.URL = &f.firstURL
@@ -251,7 +339,7 @@ func (f *forwarding) setTargetURL(u *url.URL) {
 // resetForRetry gives the next try its own request and URL: the transport
 // may still hold the previous ones.
 func (f *forwarding) resetForRetry() {
-	out := f.out.WithContext(f.out.Context())
+	out := f.out.WithContext(f.ctx)
 	u := *f.out.URL
 	out.URL = &u
 	if f.out.GetBody != nil {
@@ -260,10 +348,67 @@ func (f *forwarding) resetForRetry() {
 	f.out = out
 }
 
+// startTry gives the try its own context when the route bounds tries.
+func (f *forwarding) startTry() {
+	if d := f.h.route.TryTimeout; d > 0 {
+		var ctx context.Context
+		ctx, f.endTry = context.WithTimeout(f.ctx, d)
+		f.out = f.out.WithContext(ctx)
+	}
+}
+
+// finishTry ends the context of the last try, once its answer is no
+// longer read.
+func (f *forwarding) finishTry() {
+	if f.endTry != nil {
+		f.endTry()
+		f.endTry = nil
+	}
+}
+
+// retries is how many more tries a request may make: the route's, or the
+// pool's.
+func (f *forwarding) retries() int {
+	if r := f.h.route.Retry; r != nil && r.Attempts >= 0 {
+		return r.Attempts
+	}
+	return f.pool.Retries
+}
+
+// errClientGone ends a backoff the client did not wait for.
+var errClientGone = errors.New("the client went away")
+
+// backoff waits before retry n (none before the first try, n = 0) as the
+// route's retry policy says, within
+// the request's timeout: it fails with errClientGone or errRequestTimeout
+// when the wait is cut.
+func (f *forwarding) backoff(n int) error {
+	r := f.h.route.Retry
+	if n == 0 || r == nil || r.Backoff <= 0 {
+		return nil
+	}
+	t := time.NewTimer(r.wait(n))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-f.ctx.Done():
+		if f.x.HTTP.Context().Err() != nil {
+			return errClientGone
+		}
+		return errRequestTimeout
+	}
+}
+
 // pick chooses an untried member, counting it in flight; nil when none is
-// left.
+// left. Under a route's retry policy, once every member has been tried
+// any may be picked again.
 func (f *forwarding) pick() *balancer.Member {
-	i := f.pool.Algorithm.Pick(f.set, f.key, f.tried[:f.ntried])
+	tried := f.tried[:f.ntried]
+	if f.h.route.Retry != nil && f.ntried >= f.set.Len() {
+		tried = nil
+	}
+	i := f.pool.Algorithm.Pick(f.set, f.key, tried)
 	if i < 0 {
 		return nil
 	}
@@ -290,9 +435,12 @@ func (f *forwarding) roundTrip(m *balancer.Member) (*http.Response, error) {
 	return resp, err
 }
 
-// anotherMember reports whether the pool has a member this request has not
-// tried.
+// anotherMember reports whether the pool has a member this request may
+// try next: one not tried yet, or under a route's retry policy any.
 func (f *forwarding) anotherMember() bool {
+	if f.h.route.Retry != nil {
+		return f.set.Len() > 0
+	}
 	return f.ntried < f.set.Len()
 }
 
@@ -314,7 +462,12 @@ func (f *forwarding) canRetry(err error) bool {
 	return idempotent(f.x.HTTP.Method)
 }
 
+// retryStatus reports whether an answer's status is tried again: the
+// route's codes, or 502, 503 and 504.
 func (f *forwarding) retryStatus(code int) bool {
+	if r := f.h.route.Retry; r != nil && len(r.Codes) > 0 {
+		return slices.Contains(r.Codes, code)
+	}
 	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
 }
 

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,11 +34,21 @@ func TestIdempotent(t *testing.T) {
 }
 
 func TestRetryStatus(t *testing.T) {
-	var f forwarding
-	for code := 100; code < 600; code++ {
-		want := code == 502 || code == 503 || code == 504
-		if got := f.retryStatus(code); got != want {
-			t.Errorf("retryStatus(%d) = %v, want %v", code, got, want)
+	for _, tt := range []struct {
+		name  string
+		route Route
+		codes []int
+	}{
+		{"pool's rule", Route{}, []int{502, 503, 504}},
+		{"route policy without codes", Route{Retry: &Retry{}}, []int{502, 503, 504}},
+		{"route policy's codes", Route{Retry: &Retry{Codes: []int{500, 429}}}, []int{429, 500}},
+	} {
+		f := forwarding{h: &Handler{route: tt.route}}
+		for code := 100; code < 600; code++ {
+			want := slices.Contains(tt.codes, code)
+			if got := f.retryStatus(code); got != want {
+				t.Errorf("%s: retryStatus(%d) = %v, want %v", tt.name, code, got, want)
+			}
 		}
 	}
 }
@@ -152,7 +163,7 @@ func TestPickPool(t *testing.T) {
 	const n = 40000
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := New(tt.targets, Options{})
+			h := New(tt.targets, Route{}, Options{})
 			counts := map[*upstream.Pool]int{}
 			for range n {
 				counts[h.pickTarget().Pool]++

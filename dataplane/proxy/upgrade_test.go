@@ -64,7 +64,7 @@ func dialUpgrade(t *testing.T, addr, header string) (net.Conn, *bufio.Reader, *h
 
 func TestUpgrade(t *testing.T) {
 	conns := NewConnTracker()
-	h := New([]Target{{Pool: buildPool(t, config.Pool{}, upgradeMember(t, "")), Weight: 1}}, Options{Conns: conns, Log: quietLog})
+	h := New([]Target{{Pool: buildPool(t, config.Pool{}, upgradeMember(t, "")), Weight: 1}}, Route{}, Options{Conns: conns, Log: quietLog})
 	addr := front(t, h)
 
 	c, br, resp := dialUpgrade(t, addr, "Connection: keep-alive, Upgrade\r\nUpgrade: echo/1\r\n")
@@ -123,7 +123,7 @@ func TestUpgradeRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conns := NewConnTracker()
-			h := New([]Target{{Pool: buildPool(t, config.Pool{}, tt.member(t)), Weight: 1}}, Options{Conns: conns, Log: quietLog})
+			h := New([]Target{{Pool: buildPool(t, config.Pool{}, tt.member(t)), Weight: 1}}, Route{}, Options{Conns: conns, Log: quietLog})
 			_, _, resp := dialUpgrade(t, front(t, h), tt.header)
 			if resp.StatusCode != tt.wantStatus {
 				t.Errorf("status = %d, want %d", resp.StatusCode, tt.wantStatus)
@@ -138,7 +138,7 @@ func TestUpgradeRefused(t *testing.T) {
 // TestUpgradeWithoutHijack checks the answer when the client's connection
 // cannot be taken over (a recorder, like HTTP/2).
 func TestUpgradeWithoutHijack(t *testing.T) {
-	h := New([]Target{{Pool: buildPool(t, config.Pool{}, upgradeMember(t, "")), Weight: 1}}, Options{Log: quietLog})
+	h := New([]Target{{Pool: buildPool(t, config.Pool{}, upgradeMember(t, "")), Weight: 1}}, Route{}, Options{Log: quietLog})
 	r := httptest.NewRequest("GET", "/", nil)
 	r.Header.Set("Connection", "Upgrade")
 	r.Header.Set("Upgrade", "echo/1")
@@ -228,11 +228,11 @@ func TestBufferPool(t *testing.T) {
 	if b2 := p.Get(); len(*b2) != copyBufferSize {
 		t.Errorf("buffer of %d bytes after Put, want %d", len(*b2), copyBufferSize)
 	}
-	if New([]Target{{Weight: 1}}, Options{}).buffers == nil {
+	if New([]Target{{Weight: 1}}, Route{}, Options{}).buffers == nil {
 		t.Errorf("New without Buffers has no buffer pool, want a private one")
 	}
 	shared := NewBufferPool()
-	if New([]Target{{Weight: 1}}, Options{Buffers: shared}).buffers != shared {
+	if New([]Target{{Weight: 1}}, Route{}, Options{Buffers: shared}).buffers != shared {
 		t.Errorf("New did not use the buffer pool it was given")
 	}
 }

@@ -111,17 +111,17 @@ func TestRegexValueBound(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, _, err := table.Lookup("example.com", tc.path, tc.header)
+			v, _, err := table.Lookup("example.com", tc.path, &Request{Header: tc.header})
 			if err != tc.err || (err == nil && v != tc.want) {
 				t.Errorf("Lookup: got %q, %v; want %q, %v", v, err, tc.want, tc.err)
 			}
 		})
 	}
 	t.Run("condition of a regex route", func(t *testing.T) {
-		if v, _, err := table.Lookup("re.example.com", "/re/x", http.Header{"X-Re": {long}}); err != ErrValueTooLong {
+		if v, _, err := table.Lookup("re.example.com", "/re/x", &Request{Header: http.Header{"X-Re": {long}}}); err != ErrValueTooLong {
 			t.Errorf("Lookup: got %q, %v; want ErrValueTooLong", v, err)
 		}
-		if v, _, err := table.Lookup("re.example.com", "/re/x", http.Header{"X-Re": {"yes"}}); err != nil || v != "regex" {
+		if v, _, err := table.Lookup("re.example.com", "/re/x", &Request{Header: http.Header{"X-Re": {"yes"}}}); err != nil || v != "regex" {
 			t.Errorf("Lookup: got %q, %v; want \"regex\"", v, err)
 		}
 	})

@@ -1,15 +1,18 @@
 // Package router is the data plane's routing table: host first (exact, then
 // a wildcard of one left-most label, then the catch-all), then the path
 // within that host (exact, then the longest whole-segment prefix, then
-// regexes in configured order), then optional header and cookie matchers.
+// regexes in configured order), then optional method, header, cookie and
+// query parameter matchers.
 //
 // A Table is built once per configuration and never changes, so lookups
-// take no locks; only regex routes run a regex, and a lookup allocates
-// nothing unless a regex route matches (for its captures).
+// take no locks; only regex routes run a regex, only routes with query
+// matchers read the query (scanned in place, never parsed into a map), and
+// a lookup allocates nothing unless a regex route matches (for its
+// captures) or a query parameter it tests is percent-encoded.
 //
 // What a lookup may spend is bounded: each regex reads at most the table's
 // regex input bound from a request (the path, or the values a header or
-// cookie regex tests), or the lookup fails with ErrPathTooLong or
+// cookie or query regex tests), or the lookup fails with ErrPathTooLong or
 // ErrValueTooLong; prefix candidates longer than the host's longest prefix
 // are not looked up.
 package router
@@ -31,10 +34,19 @@ var (
 	// ErrPathTooLong means that the path reached the host's regex routes
 	// and is longer than the regex input bound (answered 414).
 	ErrPathTooLong = errors.New("the path is longer than the regex routes of this host read")
-	// ErrValueTooLong means that a header or cookie regex would read more
-	// than the regex input bound from the request (answered 431).
-	ErrValueTooLong = errors.New("the values a header or cookie regex of this host tests are longer than it reads")
+	// ErrValueTooLong means that a header, cookie or query regex would
+	// read more than the regex input bound from the request (answered 431).
+	ErrValueTooLong = errors.New("the values a header, cookie or query regex of this host tests are longer than it reads")
 )
+
+// Request is what a lookup reads of a request besides its host and path:
+// the parts method, header, cookie and query matchers test. Only routes
+// with query matchers read RawQuery.
+type Request struct {
+	Method   string
+	Header   http.Header
+	RawQuery string
+}
 
 // Route is one route of a Site: a match and the value a lookup returns.
 type Route[R any] struct {
@@ -72,8 +84,8 @@ type host[R any] struct {
 	def           R
 }
 
-// group holds the routes of one path: those with header or cookie
-// matchers in configured order, then the one without.
+// group holds the routes of one path: those with method, header, cookie
+// or query matchers in configured order, then the one without.
 type group[R any] struct {
 	conditional []conditionalRoute[R]
 	plain       R
@@ -180,7 +192,7 @@ func addToGroup[R any](groups map[string]*group[R], key string, cond conditions,
 		return nil
 	}
 	if g.hasPlain {
-		return fmt.Errorf("path %q has two routes without header or cookie matchers", key)
+		return fmt.Errorf("path %q has two routes without method, header, cookie or query matchers", key)
 	}
 	g.plain, g.hasPlain = value, true
 	return nil
@@ -190,15 +202,16 @@ func addToGroup[R any](groups map[string]*group[R], key string, cond conditions,
 // (NormalizeHost) and path normalised (NormalizePath). It returns the
 // route's value and, for a regex route that asked for them, its
 // submatches. When a domain matched but no route did, it returns the
-// site's default. It fails with ErrNoDomain when no domain matched, and
-// with ErrPathTooLong or ErrValueTooLong when a regex would read more than
-// the table's bound.
-func (t *Table[R]) Lookup(hostname, path string, header http.Header) (value R, captures []string, err error) {
+// site's default. req may be nil (only routes without matchers besides
+// the path match then). It fails with ErrNoDomain when no domain matched,
+// and with ErrPathTooLong or ErrValueTooLong when a regex would read more
+// than the table's bound.
+func (t *Table[R]) Lookup(hostname, path string, req *Request) (value R, captures []string, err error) {
 	h := t.host(hostname)
 	if h == nil {
 		return value, nil, ErrNoDomain
 	}
-	return h.lookup(path, header)
+	return h.lookup(path, req)
 }
 
 func (t *Table[R]) host(name string) *host[R] {
@@ -213,13 +226,13 @@ func (t *Table[R]) host(name string) *host[R] {
 	return t.catchAll
 }
 
-func (h *host[R]) lookup(path string, header http.Header) (R, []string, error) {
+func (h *host[R]) lookup(path string, req *Request) (R, []string, error) {
 	if g := h.exact[path]; g != nil {
-		if v, ok, err := g.pick(header); ok || err != nil {
+		if v, ok, err := g.pick(req); ok || err != nil {
 			return v, nil, err
 		}
 	}
-	if v, ok, err := h.lookupPrefix(path, header); ok || err != nil {
+	if v, ok, err := h.lookupPrefix(path, req); ok || err != nil {
 		return v, nil, err
 	}
 	if len(h.regex) > 0 && h.maxRegexInput > 0 && len(path) > h.maxRegexInput {
@@ -227,7 +240,7 @@ func (h *host[R]) lookup(path string, header http.Header) (R, []string, error) {
 	}
 	for i := range h.regex {
 		r := &h.regex[i]
-		if ok, err := r.cond.match(header); !ok {
+		if ok, err := r.cond.match(req); !ok {
 			if err != nil {
 				return h.def, nil, err
 			}
@@ -248,11 +261,11 @@ func (h *host[R]) lookup(path string, header http.Header) (R, []string, error) {
 // candidates from the longest down; those longer than the longest prefix
 // of the host cannot match and are not looked up (hashing every one of
 // them would cost the square of the path's length).
-func (h *host[R]) lookupPrefix(path string, header http.Header) (value R, ok bool, err error) {
+func (h *host[R]) lookupPrefix(path string, req *Request) (value R, ok bool, err error) {
 	for candidate := strings.TrimSuffix(path, "/"); ; {
 		if len(candidate) <= h.longestPrefix {
 			if g := h.prefix[candidate]; g != nil {
-				if v, ok, err := g.pick(header); ok || err != nil {
+				if v, ok, err := g.pick(req); ok || err != nil {
 					return v, ok, err
 				}
 			}
@@ -264,9 +277,9 @@ func (h *host[R]) lookupPrefix(path string, header http.Header) (value R, ok boo
 	}
 }
 
-func (g *group[R]) pick(header http.Header) (value R, ok bool, err error) {
+func (g *group[R]) pick(req *Request) (value R, ok bool, err error) {
 	for i := range g.conditional {
-		if ok, err := g.conditional[i].cond.match(header); ok || err != nil {
+		if ok, err := g.conditional[i].cond.match(req); ok || err != nil {
 			return g.conditional[i].value, ok, err
 		}
 	}

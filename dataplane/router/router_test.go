@@ -189,7 +189,7 @@ func TestHeaderAndCookieMatchers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v, _, _ := table.Lookup("example.com", tc.path, tc.header)
+			v, _, _ := table.Lookup("example.com", tc.path, &Request{Header: tc.header})
 			if v != tc.want {
 				t.Errorf("got %q, want %q", v, tc.want)
 			}
@@ -273,9 +273,9 @@ func TestNormalizeHost(t *testing.T) {
 
 func TestLookupDoesNotAllocate(t *testing.T) {
 	table := benchTable(100, 10)
-	header := http.Header{"Cookie": {"a=b"}}
+	req := &Request{Method: http.MethodGet, Header: http.Header{"Cookie": {"a=b"}}, RawQuery: "a=1&b=2"}
 	allocs := testing.AllocsPerRun(1000, func() {
-		if _, _, err := table.Lookup("host-50.example.com", "/r5/some/deeper/path", header); err != nil {
+		if _, _, err := table.Lookup("host-50.example.com", "/r5/some/deeper/path", req); err != nil {
 			t.Fatal("no route")
 		}
 		if _, err := NormalizePath("/r5/some/deeper/path"); err != nil {

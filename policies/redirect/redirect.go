@@ -1,5 +1,7 @@
-// Package redirect is the route action that answers with a redirect to a
-// fixed target, used literally.
+// Package redirect is the route action that answers with a redirect: to a
+// fixed target used literally (Handler), or to the request's URL with its
+// scheme, host, port or path changed (Derived, the Gateway API's
+// RequestRedirect).
 package redirect
 
 import (

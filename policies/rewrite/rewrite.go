@@ -2,7 +2,8 @@
 // ingress-nginx's rewrite-target and upstream-vhost: the new path replaces
 // the whole path (the query string is kept), with $1 to $9 taken from the
 // route's regex submatches; a target without them sends every matching
-// request to that one path.
+// request to that one path. As the Gateway API's URLRewrite, the new path
+// may instead replace the prefix the route matched and keep the rest.
 package rewrite
 
 import (
@@ -18,7 +19,11 @@ type Handler struct {
 	path  []piece // nil: the path is not rewritten
 	fixed string  // the whole path when it has no submatches
 	host  string
-	next  exchange.Handler
+	// prefix is the route's matched prefix, replaced by replacement when
+	// replace is set.
+	prefix, replacement string
+	replace             bool
+	next                exchange.Handler
 }
 
 // piece is a literal or a submatch reference of a path template.
@@ -27,10 +32,15 @@ type piece struct {
 	group   int // 1..9, 0 for a literal
 }
 
-// New compiles a rewrite; the configuration was validated (the path starts
-// with "/" and refers to submatches only on regex routes).
-func New(cfg *config.Rewrite, next exchange.Handler) *Handler {
-	h := &Handler{host: cfg.Host, next: next}
+// New compiles a rewrite for a route whose path prefix is prefix ("" for
+// routes of other kinds); the configuration was validated (the path starts
+// with "/" and refers to submatches only on regex routes, a path_prefix is
+// only on prefix routes).
+func New(cfg *config.Rewrite, prefix string, next exchange.Handler) *Handler {
+	h := &Handler{host: cfg.Host, prefix: prefix, next: next}
+	if cfg.PathPrefix != nil {
+		h.replacement, h.replace = *cfg.PathPrefix, true
+	}
 	if cfg.Path != "" {
 		h.path = parse(cfg.Path)
 		if !cfg.UsesCaptures() {
@@ -69,6 +79,8 @@ func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
 		x.ForwardHost = h.host
 	}
 	switch {
+	case h.replace:
+		x.ForwardPath = exchange.ReplacePrefix(x.Path, h.prefix, h.replacement)
 	case h.fixed != "":
 		x.ForwardPath = h.fixed
 	case h.path != nil:
