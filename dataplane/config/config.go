@@ -141,6 +141,12 @@ type Application struct {
 	// left-most label ("*.example.com") or the catch-all "*", which at most
 	// one application of the whole configuration may hold.
 	Domains []string `yaml:"domains" json:"domains"`
+	// Listeners names the listeners (keys of server.listeners) whose
+	// requests the application serves: its domains, routes and default
+	// route exist only there, and on TLS listeners its certificate is
+	// chosen by SNI only there. Empty serves it on every listener. Two
+	// applications may hold the same domain on different listeners.
+	Listeners []string `yaml:"listeners,omitempty" json:"listeners,omitempty"`
 	// TLS is the certificate served for the domains. Nil serves the
 	// listener's default certificate.
 	TLS *CertificateFiles `yaml:"tls,omitempty" json:"tls,omitempty"`
