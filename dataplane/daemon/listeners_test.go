@@ -288,3 +288,81 @@ func TestRemovedListenerFinishesInFlight(t *testing.T) {
 		t.Errorf("%d servers left, want only the http listener's", n)
 	}
 }
+
+// scopedConfig has two TLS listeners, each with its own application for
+// shared.test and its own certificate for it, and a plain listener with
+// neither.
+const scopedConfig = `
+server:
+  listeners:
+    gw-a: {address: "127.0.0.1:0", tls: {}}
+    gw-b: {address: "127.0.0.1:0", tls: {}}
+    http: {address: "127.0.0.1:0"}
+  health: {address: "127.0.0.1:0"}
+  admin: {socket: "{{.Dir}}/admin.sock"}
+tenants:
+  t:
+    applications:
+      a:
+        domains: [shared.test, only-a.test]
+        listeners: [gw-a]
+        tls: {cert_file: "{{.CertA}}", key_file: "{{.KeyA}}"}
+        default_route: {action: {respond: {status: 200, body: "a"}}}
+      b:
+        domains: [shared.test]
+        listeners: [gw-b]
+        tls: {cert_file: "{{.CertB}}", key_file: "{{.KeyB}}"}
+        default_route: {action: {respond: {status: 200, body: "b"}}}
+      everywhere:
+        domains: [every.test]
+        default_route: {action: {respond: {status: 200, body: "every"}}}
+`
+
+// TestApplicationsScopedToListeners serves one domain from two
+// applications on two listeners: each listener routes its requests, and
+// chooses the certificate by SNI, among its own applications only.
+func TestApplicationsScopedToListeners(t *testing.T) {
+	caA, caB := newCA(t, "CA of a"), newCA(t, "CA of b")
+	dir := t.TempDir()
+	certA, keyA := caA.issue(t, "shared.test", "only-a.test")
+	certB, keyB := caB.issue(t, "shared.test")
+	td := startDaemon(t, scopedConfig, map[string]any{
+		"CertA": writeFile(t, dir, "a.crt", certA), "KeyA": writeFile(t, dir, "a.key", keyA),
+		"CertB": writeFile(t, dir, "b.crt", certB), "KeyB": writeFile(t, dir, "b.key", keyB),
+	})
+	const unknown = "Not Found: no application serves this host\n"
+	cases := []struct {
+		listener, host string
+		status         int
+		body           string
+		// issuer is the issuer of the certificate served for host by SNI.
+		issuer string
+	}{
+		{"gw-a", "shared.test", 200, "a", "CA of a"},
+		{"gw-b", "shared.test", 200, "b", "CA of b"},
+		{"http", "shared.test", 404, unknown, ""},
+		{"gw-a", "only-a.test", 200, "a", "CA of a"},
+		{"gw-b", "only-a.test", 404, unknown, "Ramjet Ingress Controller Fake Certificate"},
+		{"http", "every.test", 200, "every", ""},
+		{"gw-b", "every.test", 200, "every", "Ramjet Ingress Controller Fake Certificate"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.listener+" "+tc.host, func(t *testing.T) {
+			status, body, _ := get(t, client(), td.url(tc.listener)+"/", tc.host)
+			if status != tc.status || body != tc.body {
+				t.Errorf("got %d %q, want %d %q", status, body, tc.status, tc.body)
+			}
+			if tc.issuer == "" {
+				return
+			}
+			conn, err := tls.Dial("tcp", td.bound.get(tc.listener), &tls.Config{ServerName: tc.host, InsecureSkipVerify: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if got := conn.ConnectionState().PeerCertificates[0].Issuer.CommonName; got != tc.issuer {
+				t.Errorf("SNI %s: certificate issued by %q, want %q", tc.host, got, tc.issuer)
+			}
+		})
+	}
+}
