@@ -327,12 +327,18 @@ type Action struct {
 	Respond *Respond `yaml:"respond,omitempty" json:"respond,omitempty"`
 }
 
-// WeightedPool is one choice of a weighted action.
+// WeightedPool is one choice of a weighted action: a pool, or a fixed
+// status.
 type WeightedPool struct {
-	// Pool names a pool of the tenant.
+	// Pool names a pool of the tenant. Required unless Status is set.
 	Pool string `yaml:"pool" json:"pool"`
 	// Weight is relative to the other choices; 0 sends nothing.
 	Weight uint32 `yaml:"weight" json:"weight"`
+	// Status, when set (400..599), makes this choice answer that status
+	// instead of proxying to a pool: its share of the requests fails, as
+	// the Gateway API asks of a backendRef that cannot be resolved (500).
+	// It excludes Pool. Zero proxies to Pool.
+	Status int `yaml:"status,omitempty" json:"status,omitempty"`
 }
 
 // Redirect answers with Location set to URL, used literally.

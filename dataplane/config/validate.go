@@ -484,7 +484,7 @@ func (t *Tenant) validateAction(l *errorList, path string, a *Action) {
 	case len(a.Pools) > 0:
 		var total uint64
 		for i, wp := range a.Pools {
-			t.checkPoolRef(l, fmt.Sprintf("%s.pools[%d].pool", path, i), wp.Pool)
+			t.validateChoice(l, fmt.Sprintf("%s.pools[%d]", path, i), &wp)
 			if wp.Weight > 1_000_000 {
 				l.add(fmt.Sprintf("%s.pools[%d].weight", path, i), "must be 0..1000000")
 			}
@@ -497,6 +497,19 @@ func (t *Tenant) validateAction(l *errorList, path string, a *Action) {
 		a.Redirect.validate(l, path+".redirect")
 	default:
 		a.Respond.validate(l, path+".respond")
+	}
+}
+
+// validateChoice checks that a choice of a weighted action names a pool
+// of the tenant or answers an error status, not both.
+func (t *Tenant) validateChoice(l *errorList, path string, wp *WeightedPool) {
+	switch {
+	case wp.Status == 0:
+		t.checkPoolRef(l, path+".pool", wp.Pool)
+	case wp.Pool != "":
+		l.add(path, "pool and status exclude each other")
+	case wp.Status < 400 || wp.Status > 599:
+		l.add(path+".status", "must be 400..599")
 	}
 }
 

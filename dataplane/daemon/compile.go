@@ -526,6 +526,10 @@ func (c *compiler) action(a *config.Action, timeouts *config.Timeouts) exchange.
 	}
 	targets := make([]proxy.Target, 0, len(weighted))
 	for _, wp := range weighted {
+		if wp.Status != 0 && wp.Weight > 0 {
+			targets = append(targets, proxy.Target{Weight: wp.Weight, Answer: statusAnswer(wp.Status)})
+			continue
+		}
 		pool := c.pools[wp.Pool]
 		if wp.Weight == 0 || pool == nil {
 			continue // a weight of 0 sends nothing; a missing pool already failed
@@ -533,6 +537,12 @@ func (c *compiler) action(a *config.Action, timeouts *config.Timeouts) exchange.
 		targets = append(targets, proxy.Target{Pool: pool, Weight: wp.Weight, Transport: c.transport(pool, timeouts)})
 	}
 	return proxy.New(targets, c.d.proxyOptions)
+}
+
+// statusAnswer is the answer of a weighted choice with a status instead of
+// a pool.
+func statusAnswer(status int) exchange.Handler {
+	return respond.New(status, "", http.StatusText(status)+": this share of the route's requests has no backend\n")
 }
 
 // transport is the pool's transport, or a variant with the route's

@@ -48,7 +48,8 @@ type Options struct {
 	// Zero shuts down at once.
 	DrainDelay time.Duration
 	// ShutdownTimeout bounds the wait for requests in flight once the
-	// listeners are closed. Zero waits for none.
+	// listeners are closed, at shutdown and for a listener a reload
+	// removes. Zero waits for none.
 	ShutdownTimeout time.Duration
 	// Log receives the daemon's logs; nil means slog.Default().
 	Log *slog.Logger

@@ -39,10 +39,14 @@ const ReplayBodyLimit = 64 << 10
 // maxTries bounds the tries of one request whatever the pool says.
 const maxTries = 11
 
-// Target is one pool of a proxy action with its weight.
+// Target is one choice of a proxy action with its weight: a pool, or an
+// Answer.
 type Target struct {
 	Pool   *upstream.Pool
 	Weight uint32
+	// Answer, when set, answers the requests of this choice instead of a
+	// pool (a fixed error status); Pool is nil then.
+	Answer exchange.Handler
 	// Transport replaces the pool's, for a route with its own timeouts
 	// (upstream.State.Variant). Nil uses the pool's.
 	Transport *upstream.Transport
@@ -96,6 +100,10 @@ var _ exchange.Handler = (*Handler)(nil)
 // Serve forwards the request and streams the response.
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
 	t := h.pickTarget()
+	if t.Answer != nil {
+		t.Answer.Serve(w, x)
+		return
+	}
 	if isGRPC(x.HTTP) && !t.Pool.Scheme.IsHTTP2() {
 		writeError(w, x.HTTP, errGRPCToHTTP1)
 		return
