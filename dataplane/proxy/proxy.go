@@ -365,13 +365,20 @@ func (f *forwarding) respond(m *balancer.Member, resp *http.Response) {
 	copyTrailers(header, resp.Trailer, announced)
 }
 
-// copyBody copies the response body with a pooled buffer, flushing after
-// every write for streams (unknown length, server-sent events, gRPC).
+// copyBody copies the response body with a pooled buffer, flushing the
+// head and then every write for streams (unknown length, server-sent
+// events, gRPC).
 func (f *forwarding) copyBody(resp *http.Response) error {
 	flush := resp.ContentLength < 0 || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	var flusher http.Flusher
 	if flush {
 		flusher, _ = f.w.(http.Flusher)
+	}
+	if flusher != nil {
+		// A stream's head goes out before its first bytes: a member of a
+		// bidirectional stream may answer only after the client, which
+		// may wait for the head, sends more.
+		flusher.Flush()
 	}
 	buf := f.h.buffers.Get()
 	defer f.h.buffers.Put(buf)
