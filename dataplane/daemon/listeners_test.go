@@ -366,3 +366,57 @@ func TestApplicationsScopedToListeners(t *testing.T) {
 		})
 	}
 }
+
+// TestListenerChangesUnderLoad adds and removes a listener, and turns
+// another's TLS on and off, 50 times while clients send requests without pause to the
+// listener that stays: none of them may fail.
+func TestListenerChangesUnderLoad(t *testing.T) {
+	slow := startBackend(t, echo("slow"))
+	stays := testListener{Addr: "127.0.0.1:0", TLS: true}
+	td := startDaemon(t, listenersConfig, map[string]any{"Listeners": map[string]testListener{"https": stays}, "Slow": slow.addr, "Version": 0})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	failures := make(chan string, 4)
+	done := make(chan int, 4)
+	for range 4 {
+		go func() {
+			c, sent := client(), 0
+			for ctx.Err() == nil {
+				req, _ := http.NewRequest(http.MethodGet, td.url("https")+"/", nil)
+				req.Host = "app.test"
+				resp, err := c.Do(req)
+				if err != nil {
+					failures <- err.Error()
+					break
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					failures <- resp.Status
+					break
+				}
+				sent++
+			}
+			done <- sent
+		}()
+	}
+	for i := 1; i <= 50; i++ {
+		listeners := map[string]testListener{"https": stays, "moving": {Addr: "127.0.0.1:0", TLS: i%2 == 0}}
+		if i%3 == 0 {
+			listeners["extra"] = testListener{Addr: "127.0.0.1:0"}
+		}
+		td.write(t, listenersConfig, map[string]any{"Listeners": listeners, "Slow": slow.addr, "Version": i})
+		td.reload(t)
+	}
+	cancel()
+	total := 0
+	for range 4 {
+		total += <-done
+	}
+	select {
+	case f := <-failures:
+		t.Errorf("a request to the listener that stays failed: %s", f)
+	default:
+	}
+	t.Logf("%d requests during 50 reloads that changed listeners", total)
+}
