@@ -141,6 +141,12 @@ type Application struct {
 	// left-most label ("*.example.com") or the catch-all "*", which at most
 	// one application of the whole configuration may hold.
 	Domains []string `yaml:"domains" json:"domains"`
+	// Listeners names the listeners (keys of server.listeners) whose
+	// requests the application serves: its domains, routes and default
+	// route exist only there, and on TLS listeners its certificate is
+	// chosen by SNI only there. Empty serves it on every listener. Two
+	// applications may hold the same domain on different listeners.
+	Listeners []string `yaml:"listeners,omitempty" json:"listeners,omitempty"`
 	// TLS is the certificate served for the domains. Nil serves the
 	// listener's default certificate.
 	TLS *CertificateFiles `yaml:"tls,omitempty" json:"tls,omitempty"`
@@ -342,12 +348,18 @@ type Action struct {
 	Respond *Respond `yaml:"respond,omitempty" json:"respond,omitempty"`
 }
 
-// WeightedPool is one choice of a weighted action.
+// WeightedPool is one choice of a weighted action: a pool, or a fixed
+// status.
 type WeightedPool struct {
-	// Pool names a pool of the tenant.
+	// Pool names a pool of the tenant. Required unless Status is set.
 	Pool string `yaml:"pool" json:"pool"`
 	// Weight is relative to the other choices; 0 sends nothing.
 	Weight uint32 `yaml:"weight" json:"weight"`
+	// Status, when set (400..599), makes this choice answer that status
+	// instead of proxying to a pool: its share of the requests fails, as
+	// the Gateway API asks of a backendRef that cannot be resolved (500).
+	// It excludes Pool. Zero proxies to Pool.
+	Status int `yaml:"status,omitempty" json:"status,omitempty"`
 }
 
 // Redirect answers with a redirect: to URL used literally, or, without URL,

@@ -84,8 +84,7 @@ func (c *Config) Validate() error {
 	var l errorList
 	c.Server.validate(&l)
 	budget := regexBudget{perApplication: c.Server.Limits.RegexInstructionBudget()}
-	catchAll := ""
-	domainOwner := map[string]string{}
+	holders := domainHolders{}
 	poolOwner := map[string]string{}
 	for _, tname := range sortedKeys(c.Tenants) {
 		t := c.Tenants[tname]
@@ -108,23 +107,73 @@ func (c *Config) Validate() error {
 				continue
 			}
 			apath := path + ".applications." + aname
+			scope := c.Server.validateScope(&l, apath, app.Listeners)
 			for i, d := range app.Domains {
-				where := tname + "/" + aname
-				if d == "*" {
-					if catchAll != "" && catchAll != where {
-						l.add(fmt.Sprintf("%s.domains[%d]", apath, i), `the catch-all domain "*" is already held by %s; at most one application may hold it`, catchAll)
-					}
-					catchAll = where
-					continue
-				}
-				if other, dup := domainOwner[d]; dup && other != where {
-					l.add(fmt.Sprintf("%s.domains[%d]", apath, i), "domain %s is already served by %s", d, other)
-				}
-				domainOwner[d] = where
+				holders.claim(&l, fmt.Sprintf("%s.domains[%d]", apath, i), d, holder{tname + "/" + aname, len(app.Listeners) > 0}, scope)
 			}
 		}
 	}
 	return l.result()
+}
+
+// domainHolders are the applications holding each domain on each
+// listener.
+type domainHolders map[[2]string]holder
+
+// holder is an application holding a domain: "tenant/application", and
+// whether it names its listeners.
+type holder struct {
+	where  string
+	scoped bool
+}
+
+// claim holds domain for app on the listeners of scope, and reports the
+// first listener where another application holds it already. The
+// catch-all "*" is a domain like the others here: at most one application
+// holds it on a listener.
+func (h domainHolders) claim(l *errorList, path, domain string, app holder, scope []string) {
+	reported := false
+	for _, ln := range scope {
+		key := [2]string{ln, domain}
+		other, dup := h[key]
+		if !dup {
+			h[key] = app
+			continue
+		}
+		if other.where == app.where || reported {
+			continue
+		}
+		reported = true
+		where := other.where
+		if app.scoped || other.scoped {
+			where += " on listener " + ln
+		}
+		if domain == "*" {
+			l.add(path, `the catch-all domain "*" is already held by %s; at most one application may hold it on a listener`, where)
+		} else {
+			l.add(path, "domain %s is already served by %s", domain, where)
+		}
+	}
+}
+
+// validateScope checks an application's listeners and returns the
+// listeners it is served on: those, or every listener when it names none.
+func (s *Server) validateScope(l *errorList, path string, names []string) []string {
+	if len(names) == 0 {
+		return sortedKeys(s.Listeners)
+	}
+	seen := map[string]bool{}
+	for i, name := range names {
+		p := fmt.Sprintf("%s.listeners[%d]", path, i)
+		switch {
+		case s.Listeners[name] == nil:
+			l.add(p, "listener %q is not in server.listeners", name)
+		case seen[name]:
+			l.add(p, "listener %s is named twice", name)
+		}
+		seen[name] = true
+	}
+	return names
 }
 
 func (s *Server) validate(l *errorList) {
@@ -483,7 +532,7 @@ func (t *Tenant) validateAction(l *errorList, path string, a *Action) {
 	case len(a.Pools) > 0:
 		var total uint64
 		for i, wp := range a.Pools {
-			t.checkPoolRef(l, fmt.Sprintf("%s.pools[%d].pool", path, i), wp.Pool)
+			t.validateChoice(l, fmt.Sprintf("%s.pools[%d]", path, i), &wp)
 			if wp.Weight > 1_000_000 {
 				l.add(fmt.Sprintf("%s.pools[%d].weight", path, i), "must be 0..1000000")
 			}
@@ -506,6 +555,19 @@ func (t *Tenant) checkMirrorPools(l *errorList, path string, p *Policies) {
 	}
 	for i, m := range p.Mirrors {
 		t.checkPoolRef(l, fmt.Sprintf("%s[%d].pool", path, i), m.Pool)
+	}
+}
+
+// validateChoice checks that a choice of a weighted action names a pool
+// of the tenant or answers an error status, not both.
+func (t *Tenant) validateChoice(l *errorList, path string, wp *WeightedPool) {
+	switch {
+	case wp.Status == 0:
+		t.checkPoolRef(l, path+".pool", wp.Pool)
+	case wp.Pool != "":
+		l.add(path, "pool and status exclude each other")
+	case wp.Status < 400 || wp.Status > 599:
+		l.add(path+".status", "must be 400..599")
 	}
 }
 

@@ -39,7 +39,7 @@ func BenchmarkProxy(b *testing.B) {
 		}
 	})
 	b.Run("handler", func(b *testing.B) {
-		h := &entry{d: td.Daemon, port: "80"}
+		h := &entry{d: td.Daemon, listener: "http", port: "80"}
 		w := &discardWriter{header: http.Header{}}
 		b.ReportAllocs()
 		for b.Loop() {

@@ -23,6 +23,13 @@ func (b *boundAddresses) set(name, addr string) {
 	b.addrs[name] = addr
 }
 
+// remove forgets the address of a listener that is gone.
+func (b *boundAddresses) remove(name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.addrs, name)
+}
+
 // get is the address of the listener name, "" before it is bound.
 func (b *boundAddresses) get(name string) string {
 	b.mu.RLock()

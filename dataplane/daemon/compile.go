@@ -42,7 +42,7 @@ type generation struct {
 	digest  string
 	loaded  time.Time
 	config  *config.Config
-	table   *router.Table[*route]
+	tables  tableSet
 	certs   map[string]*certs.Store // by TLS listener name
 	trusted []netip.Prefix
 	pools   map[string]*upstream.Pool
@@ -58,6 +58,21 @@ type generation struct {
 	// wafs are the ModSecurity engines in use, by waf.Key: a reload keeps
 	// those it still needs and closes the others.
 	wafs map[[32]byte]*waf.Engine
+}
+
+// tableSet holds the routing table of each listener, by name.
+type tableSet map[string]*router.Table[*route]
+
+// emptyTable serves no domain: the table of a listener the generation does
+// not have (one a reload removed, finishing its requests).
+var emptyTable, _ = router.Build[*route](nil, 0)
+
+// of is the table of the listener name.
+func (s tableSet) of(name string) *router.Table[*route] {
+	if t := s[name]; t != nil {
+		return t
+	}
+	return emptyTable
 }
 
 // route is what a lookup finds: the compiled handler chain and the
@@ -109,7 +124,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 		c.closeNewEngines()
 		return nil, joinErrors(c.errs)
 	}
-	table, err := router.Build(sites, int(cfg.Server.Limits.MaxRegexInputBytes.Or(config.DefaultMaxRegexInputBytes)))
+	tables, err := router.BuildScoped(sites, sortedKeys(cfg.Server.Listeners), int(cfg.Server.Limits.MaxRegexInputBytes.Or(config.DefaultMaxRegexInputBytes)))
 	if err != nil {
 		c.closeNewEngines()
 		return nil, &config.FieldError{Path: "tenants", Message: err.Error()}
@@ -119,7 +134,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 		digest:  hex.EncodeToString(sum[:]),
 		loaded:  time.Now(),
 		config:  cfg,
-		table:   table,
+		tables:  tables,
 		certs:   c.stores,
 		trusted: trustedPrefixes(cfg.Server.TrustedProxies),
 		pools:   c.pools,
@@ -179,6 +194,9 @@ func (c *compiler) buildCertStores() {
 		}
 		store := certs.NewStore(def)
 		for _, ac := range appCerts {
+			if !servedOn(ac.listeners, lname) {
+				continue
+			}
 			if err := store.Add(ac.domain, ac.cert); err != nil {
 				c.fail(ac.path, "%v", err)
 			}
@@ -190,6 +208,13 @@ func (c *compiler) buildCertStores() {
 type appCert struct {
 	path, domain string
 	cert         *tls.Certificate
+	listeners    []string // the application's; empty for all
+}
+
+// servedOn reports whether an application with the listeners scope serves
+// the listener name.
+func servedOn(scope []string, name string) bool {
+	return len(scope) == 0 || slices.Contains(scope, name)
 }
 
 func (c *compiler) loadApplicationCerts() []appCert {
@@ -211,7 +236,7 @@ func (c *compiler) loadApplicationCerts() []appCert {
 				c.fail(path+".tls", "%v", err)
 				continue
 			}
-			out = append(out, appCert{path: path + ".tls", domain: d, cert: cert})
+			out = append(out, appCert{path: path + ".tls", domain: d, cert: cert, listeners: app.Listeners})
 		}
 	})
 	return out
@@ -234,7 +259,7 @@ func (c *compiler) buildSites() []router.Site[*route] {
 		if app.ClientAuth != nil {
 			info.clientAuth = c.clientAuth(path+".client_auth", app.ClientAuth)
 		}
-		site := router.Site[*route]{Domains: app.Domains}
+		site := router.Site[*route]{Domains: app.Domains, Scopes: app.Listeners}
 		for i, r := range app.Routes {
 			redirect := app.HTTPSRedirect
 			if r.HTTPSRedirect != nil {
@@ -507,6 +532,10 @@ func (c *compiler) action(a *config.Action, p *config.Policies) exchange.Handler
 	}
 	targets := make([]proxy.Target, 0, len(weighted))
 	for _, wp := range weighted {
+		if wp.Status != 0 && wp.Weight > 0 {
+			targets = append(targets, proxy.Target{Weight: wp.Weight, Answer: statusAnswer(wp.Status)})
+			continue
+		}
 		pool := c.pools[wp.Pool]
 		if wp.Weight == 0 || pool == nil {
 			continue // a weight of 0 sends nothing; a missing pool already failed
@@ -542,6 +571,12 @@ func (c *compiler) proxyRoute(p *config.Policies) proxy.Route {
 		r.Mirrors = append(r.Mirrors, mirror)
 	}
 	return r
+}
+
+// statusAnswer is the answer of a weighted choice with a status instead of
+// a pool.
+func statusAnswer(status int) exchange.Handler {
+	return respond.New(status, "", http.StatusText(status)+": this share of the route's requests has no backend\n")
 }
 
 // transport is the pool's transport, or a variant with the route's

@@ -48,7 +48,8 @@ type Options struct {
 	// Zero shuts down at once.
 	DrainDelay time.Duration
 	// ShutdownTimeout bounds the wait for requests in flight once the
-	// listeners are closed. Zero waits for none.
+	// listeners are closed, at shutdown and for a listener a reload
+	// removes. Zero waits for none.
 	ShutdownTimeout time.Duration
 	// Log receives the daemon's logs; nil means slog.Default().
 	Log *slog.Logger
@@ -94,7 +95,12 @@ type Daemon struct {
 	// that bind sockets cannot change on reload.
 	started *config.Server
 
-	servers   []*namedServer
+	// servers are the listeners' servers, those of removed listeners
+	// included until they close; drain.mu guards the slice.
+	servers []*namedServer
+	// active are the servers of the configuration's listeners by name;
+	// adminMu guards the map.
+	active    map[string]*namedServer
 	health    *http.Server
 	adminSrv  *http.Server
 	socket    string
@@ -104,9 +110,14 @@ type Daemon struct {
 
 type namedServer struct {
 	name   string
+	cfg    config.Listener // what it was started with
 	server *http.Server
 	fast   *http1.Server // serves the simple HTTP/1.1 requests of server's connections
-	ln     net.Listener
+	inner  net.Listener  // the bound socket
+	ln     net.Listener  // what server accepts from
+	// retired is set when a reload removes the listener: its socket closes
+	// and its requests finish.
+	retired atomic.Bool
 }
 
 // stopKeepAlives makes both servers close connections after their next
@@ -131,6 +142,7 @@ func New(opts Options) (*Daemon, error) {
 		metrics: metrics.New(),
 		state:   upstream.NewState(),
 		conns:   proxy.NewConnTracker(),
+		active:  map[string]*namedServer{},
 
 		authCaches:  map[[32]byte]*basicauth.Cache{},
 		authLimiter: basicauth.NewLimiter(runtime.GOMAXPROCS(0)/2, 2*time.Second),
@@ -191,13 +203,20 @@ func (d *Daemon) Reload() (uint64, error) {
 	return d.load()
 }
 
-// load reads, compiles and swaps in the configuration file.
+// load reads, compiles and swaps in the configuration file, and changes
+// the listeners once the daemon serves them (see listenerPlan).
 func (d *Daemon) load() (uint64, error) {
 	cfg, raw, err := config.ReadFile(d.opts.ConfigPath)
 	if err == nil {
 		var gen *generation
 		if gen, err = d.compile(cfg, raw); err == nil {
-			return d.swap(gen), nil
+			var plan *listenerPlan
+			if plan, err = d.planReload(cfg); err == nil {
+				number := d.swap(gen)
+				d.applyListeners(plan)
+				return number, nil
+			}
+			d.discard(gen)
 		}
 		// Compiling registered the metric series of the refused file's
 		// applications and pools; drop those the serving one lacks.
@@ -207,6 +226,29 @@ func (d *Daemon) load() (uint64, error) {
 	d.metrics.ReloadFailures.Inc()
 	d.log.Warn("configuration refused; the previous one keeps serving", "file", d.opts.ConfigPath, "error", err)
 	return 0, &admin.ConfigError{Problems: problems(err)}
+}
+
+// planReload binds the sockets cfg's listeners need, once Start has
+// served the listeners; before, Start binds them all.
+func (d *Daemon) planReload(cfg *config.Config) (*listenerPlan, error) {
+	if len(d.active) == 0 {
+		return &listenerPlan{}, nil
+	}
+	return d.planListeners(cfg.Server.Listeners)
+}
+
+// discard releases what compiling a generation that will not serve built:
+// its external authentication clients and the ModSecurity engines the
+// serving generation does not share.
+func (d *Daemon) discard(gen *generation) {
+	for _, h := range gen.externalAuth {
+		h.Close()
+	}
+	for key, engine := range gen.wafs {
+		if d.wafs[key] != engine {
+			engine.Close()
+		}
+	}
 }
 
 // swap makes gen the serving generation. Requests already running finish
@@ -305,8 +347,6 @@ func joinErrors(errs []error) error {
 // in a way only a restart can apply, or returns "".
 func fixedDifference(started, next *config.Server) string {
 	switch {
-	case !sameListeners(started.Listeners, next.Listeners):
-		return "the set of listeners and their addresses (server.listeners)"
 	case started.Health != next.Health:
 		return "the health listener (server.health)"
 	case started.Admin != next.Admin:
@@ -315,19 +355,6 @@ func fixedDifference(started, next *config.Server) string {
 		return "the connection limits (server.limits other than max_request_body_bytes, read_body_timeout and max_regex_input_bytes)"
 	}
 	return ""
-}
-
-func sameListeners(a, b map[string]*config.Listener) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for name, la := range a {
-		lb := b[name]
-		if lb == nil || la.Address != lb.Address || (la.TLS == nil) != (lb.TLS == nil) {
-			return false
-		}
-	}
-	return true
 }
 
 // serverLimits are the limits the http.Servers hold; the request body limit

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -60,6 +61,21 @@ func (d *Daemon) addServer(s *namedServer) {
 		s.stopKeepAlives()
 	}
 	d.servers = append(d.servers, s)
+}
+
+// removeServer forgets a listener's servers once they are closed.
+func (d *Daemon) removeServer(s *namedServer) {
+	d.drain.mu.Lock()
+	defer d.drain.mu.Unlock()
+	d.servers = slices.DeleteFunc(d.servers, func(o *namedServer) bool { return o == s })
+}
+
+// serversNow is a copy of the servers: the active listeners' and those of
+// removed listeners still finishing their requests.
+func (d *Daemon) serversNow() []*namedServer {
+	d.drain.mu.Lock()
+	defer d.drain.mu.Unlock()
+	return slices.Clone(d.servers)
 }
 
 // markReady turns readiness on once everything is bound, unless a drain

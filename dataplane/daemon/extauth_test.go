@@ -164,7 +164,7 @@ func BenchmarkExternalAuth(b *testing.B) {
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
 			td := startDaemon(b, bc.config, map[string]any{"Auth": auth.URL, "Member": member.addr, "Members": []string{member.addr}, "Cache": bc.cache})
-			h := &entry{d: td.Daemon, port: "80"}
+			h := &entry{d: td.Daemon, listener: "http", port: "80"}
 			w := &discardWriter{header: http.Header{}}
 			before := calls.Load()
 			b.ReportAllocs()

@@ -78,10 +78,22 @@ func (td *testDaemon) write(t testing.TB, configTemplate string, data map[string
 // url returns the base URL of a listener.
 func (td *testDaemon) url(listener string) string {
 	scheme := "http"
-	if td.started.Listeners[listener] != nil && td.started.Listeners[listener].TLS != nil {
+	if ln := td.current.Load().config.Server.Listeners[listener]; ln != nil && ln.TLS != nil {
 		scheme = "https"
 	}
 	return scheme + "://" + td.bound.get(listener)
+}
+
+// busyAddress is a loopback address another socket holds until the test
+// ends.
+func busyAddress(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln.Addr().String()
 }
 
 // testLogger sends the daemon's logs to the test log.

@@ -411,7 +411,7 @@ tenants:
     pools:
       closed: {members: ["127.0.0.1:1"], retries: 0}
 `, map[string]any{"Htpasswd": htpasswd(f, dir)})
-	h := &entry{d: td.Daemon, port: "80"}
+	h := &entry{d: td.Daemon, listener: "http", port: "80"}
 	f.Fuzz(func(t *testing.T, raw string) {
 		r, err := http.ReadRequest(bufio.NewReader(strings.NewReader(raw)))
 		if err != nil {

@@ -151,6 +151,7 @@ func TestRefusedReloadKeepsServing(t *testing.T) {
 	b := startBackend(t, echo("b"))
 	td := startDaemon(t, poolConfig, map[string]any{"Members": []string{b.addr}})
 	good := td.current.Load().number
+	busy := busyAddress(t)
 	cases := []struct {
 		name, config, want string
 	}{
@@ -158,13 +159,13 @@ func TestRefusedReloadKeepsServing(t *testing.T) {
 		{"wrong type", strings.Replace(poolConfig, "domains: [app.test]", "domains: app.test", 1), `line 13: "app.test" is a string, want a list`},
 		{"invalid value", poolConfig + "        retries: 11\n", "tenants.t.pools.p.retries: must be 0..10"},
 		{"missing certificate file", strings.Replace(poolConfig, "domains: [app.test]", "domains: [app.test]\n        tls: {cert_file: /nonexistent.pem, key_file: /nonexistent.key}", 1), "tenants.t.applications.app.tls: "},
-		{"listener change", strings.Replace(poolConfig, `http: {address: "127.0.0.1:0"}`, `http: {address: "127.0.0.1:1"}`, 1), "server: the set of listeners"},
+		{"listener address in use", strings.Replace(poolConfig, `http: {address: "127.0.0.1:0"}`, `http: {address: "{{.Busy}}"}`, 1), "server.listeners.http.address: cannot listen on " + busy + ": address already in use"},
 		{"not YAML", "{{.Dir}}: [unclosed", "did not find expected"},
 		{"empty", "", "the configuration is empty"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			td.write(t, tc.config, map[string]any{"Members": []string{b.addr}})
+			td.write(t, tc.config, map[string]any{"Members": []string{b.addr}, "Busy": busy})
 			_, err := td.admin.Reload(context.Background())
 			var refused *admin.ConfigError
 			if !errors.As(err, &refused) {

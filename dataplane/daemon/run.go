@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -31,17 +32,28 @@ func (d *Daemon) Start() error {
 	if err := d.startAdmin(); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(d.started.Listeners) {
-		if err := d.startListener(name, d.started.Listeners[name]); err != nil {
-			d.closeAll()
-			return err
-		}
+	if err := d.startListeners(); err != nil {
+		d.closeAll()
+		return err
 	}
 	if err := d.startHealth(); err != nil {
 		d.closeAll()
 		return err
 	}
 	d.markReady()
+	return nil
+}
+
+// startListeners binds and serves the listeners of the serving
+// configuration; a reload the admin API received meanwhile waits for it.
+func (d *Daemon) startListeners() error {
+	d.adminMu.Lock()
+	defer d.adminMu.Unlock()
+	plan, err := d.planListeners(d.current.Load().config.Server.Listeners)
+	if err != nil {
+		return err
+	}
+	d.applyListeners(plan)
 	return nil
 }
 
@@ -74,7 +86,8 @@ func (d *Daemon) Shutdown() {
 	ctx, cancel := context.WithTimeout(context.Background(), d.opts.ShutdownTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, s := range d.servers {
+	servers := d.serversNow()
+	for _, s := range servers {
 		wg.Go(func() { s.server.Shutdown(ctx) })
 		wg.Go(func() { s.fast.Shutdown(ctx) })
 	}
@@ -84,7 +97,7 @@ func (d *Daemon) Shutdown() {
 	}
 	wg.Wait()
 	d.waitForUpgraded(ctx)
-	for _, s := range d.servers {
+	for _, s := range servers {
 		s.close()
 	}
 	d.conns.CloseAll()
@@ -109,7 +122,7 @@ func (d *Daemon) waitForUpgraded(ctx context.Context) {
 
 // closeAll closes everything without waiting.
 func (d *Daemon) closeAll() {
-	for _, s := range d.servers {
+	for _, s := range d.serversNow() {
 		s.close()
 	}
 	if d.health != nil {
@@ -122,9 +135,20 @@ func (d *Daemon) closeAll() {
 }
 
 func (d *Daemon) serve(name string, srv *http.Server, ln net.Listener) {
+	d.serveUnless(name, srv, ln, nil)
+}
+
+// serveUnless serves srv on ln; an error of Serve stops the daemon unless
+// retired says the server was being removed.
+func (d *Daemon) serveUnless(name string, srv *http.Server, ln net.Listener, retired *atomic.Bool) {
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			d.serveErrs <- fmt.Errorf("%s: %w", name, err)
+		err := srv.Serve(ln)
+		if err == nil || errors.Is(err, http.ErrServerClosed) || (retired != nil && retired.Load()) {
+			return
+		}
+		select {
+		case d.serveErrs <- fmt.Errorf("%s: %w", name, err):
+		default: // Run stops on the first error; the others add nothing
 		}
 	}()
 }
@@ -144,7 +168,9 @@ func (d *Daemon) startAdmin() error {
 	return nil
 }
 
-func (d *Daemon) startListener(name string, cfg *config.Listener) error {
+// serveListener serves the listener name, whose socket inner is already
+// bound, and makes it the active listener of that name.
+func (d *Daemon) serveListener(name string, cfg *config.Listener, inner net.Listener) {
 	lim := d.started.Limits
 	// net/http reads MaxHeaderBytes plus 4096 bytes of slack (for the
 	// request line) before it answers 431: ask for the configured limit
@@ -152,10 +178,6 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 	// follows heads as long as net/http reads them.
 	maxHeader := max(int(lim.MaxHeaderBytes.Or(config.DefaultMaxHeaderBytes))-4096, 1024)
 	guardHead := maxHeader + 4096
-	inner, err := net.Listen("tcp", cfg.Address)
-	if err != nil {
-		return fmt.Errorf("server.listeners.%s: %w", name, err)
-	}
 	_, port, _ := net.SplitHostPort(inner.Addr().String())
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
@@ -176,10 +198,10 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 			NextProtos:     []string{"h2", "http/1.1"},
 			GetCertificate: d.certificateFor(name),
 		}
-		tlsConfig.GetConfigForClient = d.handshakeFor(tlsConfig)
+		tlsConfig.GetConfigForClient = d.handshakeFor(name, tlsConfig)
 		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), guard)
 	}
-	handler := &entry{d: d, tls: cfg.TLS != nil, port: port, sendTimeout: guard.SendTimeout}
+	handler := &entry{d: d, listener: name, tls: cfg.TLS != nil, port: port, sendTimeout: guard.SendTimeout}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout),
@@ -205,10 +227,11 @@ func (d *Daemon) startListener(name string, cfg *config.Listener) error {
 		Serves:            listener.CarriesHTTP1,
 		ErrorLog:          srv.ErrorLog,
 	}
-	d.addServer(&namedServer{name: name, server: srv, fast: fast, ln: ln})
+	s := &namedServer{name: name, cfg: *cfg, server: srv, fast: fast, inner: inner, ln: fast.Listener(ln)}
+	d.addServer(s)
+	d.active[name] = s
 	d.bound.set(name, inner.Addr().String())
-	d.serve("listener "+name, srv, fast.Listener(ln))
-	return nil
+	d.serveUnless("listener "+name, srv, s.ln, &s.retired)
 }
 
 // certificateFor chooses certificates from the serving generation's store
@@ -222,9 +245,9 @@ func (d *Daemon) certificateFor(listenerName string) func(*tls.ClientHelloInfo) 
 // handshakeFor asks for a client certificate in the handshakes whose
 // server name belongs, in the serving generation, to an application with
 // client_auth; the others get base unchanged.
-func (d *Daemon) handshakeFor(base *tls.Config) func(*tls.ClientHelloInfo) (*tls.Config, error) {
+func (d *Daemon) handshakeFor(listenerName string, base *tls.Config) func(*tls.ClientHelloInfo) (*tls.Config, error) {
 	return func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
-		rt, _, err := d.current.Load().table.Lookup(router.NormalizeHost(hello.ServerName), "/", nil)
+		rt, _, err := d.current.Load().tables.of(listenerName).Lookup(router.NormalizeHost(hello.ServerName), "/", nil)
 		if err != nil || rt.app.clientAuth == nil {
 			return nil, nil
 		}

@@ -20,9 +20,11 @@ import (
 // entry is the http.Handler of one listener: it reads the serving
 // generation once, routes the request and runs the route's chain.
 type entry struct {
-	d    *Daemon
-	tls  bool
-	port string
+	d *Daemon
+	// listener is the name of the listener, whose routing table it uses.
+	listener string
+	tls      bool
+	port     string
 	// sendTimeout bounds each write of an HTTP/2 answer; HTTP/1.x
 	// connections have it from their listener.Guard.
 	sendTimeout time.Duration
@@ -57,7 +59,7 @@ func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
 		http.Error(rec, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	rt, captures, err := gen.table.Lookup(router.NormalizeHost(r.Host), path, &router.Request{Method: r.Method, Header: r.Header, RawQuery: r.URL.RawQuery})
+	rt, captures, err := gen.tables.of(e.listener).Lookup(router.NormalizeHost(r.Host), path, &router.Request{Method: r.Method, Header: r.Header, RawQuery: r.URL.RawQuery})
 	if err != nil {
 		rt = e.d.lookupFailure(err, rt)
 	}

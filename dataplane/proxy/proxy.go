@@ -47,10 +47,14 @@ const ReplayBodyLimit = 64 << 10
 // maxTries bounds the tries of one request whatever the pool says.
 const maxTries = 11
 
-// Target is one pool of a proxy action with its weight.
+// Target is one choice of a proxy action with its weight: a pool, or an
+// Answer.
 type Target struct {
 	Pool   *upstream.Pool
 	Weight uint32
+	// Answer, when set, answers the requests of this choice instead of a
+	// pool (a fixed error status); Pool is nil then.
+	Answer exchange.Handler
 	// Transport replaces the pool's, for a route with its own timeouts
 	// (upstream.State.Variant). Nil uses the pool's.
 	Transport *upstream.Transport
@@ -150,6 +154,10 @@ var _ exchange.Handler = (*Handler)(nil)
 // Serve forwards the request and streams the response.
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
 	t := h.pickTarget()
+	if t.Answer != nil {
+		t.Answer.Serve(w, x)
+		return
+	}
 	if isGRPC(x.HTTP) && !t.Pool.Scheme.IsHTTP2() {
 		writeError(w, x.HTTP, errGRPCToHTTP1)
 		return
@@ -510,13 +518,20 @@ func (f *forwarding) respond(m *balancer.Member, resp *http.Response) {
 	copyTrailers(header, resp.Trailer, announced)
 }
 
-// copyBody copies the response body with a pooled buffer, flushing after
-// every write for streams (unknown length, server-sent events, gRPC).
+// copyBody copies the response body with a pooled buffer, flushing the
+// head and then every write for streams (unknown length, server-sent
+// events, gRPC).
 func (f *forwarding) copyBody(resp *http.Response) error {
 	flush := resp.ContentLength < 0 || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	var flusher http.Flusher
 	if flush {
 		flusher, _ = f.w.(http.Flusher)
+	}
+	if flusher != nil {
+		// A stream's head goes out before its first bytes: a member of a
+		// bidirectional stream may answer only after the client, which
+		// may wait for the head, sends more.
+		flusher.Flush()
 	}
 	buf := f.h.buffers.Get()
 	defer f.h.buffers.Put(buf)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -64,6 +65,9 @@ type Site[R any] struct {
 	Domains []string
 	Routes  []Route[R]
 	Default R
+	// Scopes names the tables of BuildScoped the site is in; empty puts it
+	// in every one. Build ignores it.
+	Scopes []string
 }
 
 // Table is an immutable routing table.
@@ -109,19 +113,54 @@ type regexRoute[R any] struct {
 // and route; the configuration's Validate reports the same problems with
 // field paths.
 func Build[R any](sites []Site[R], maxRegexInput int) (*Table[R], error) {
-	t := &Table[R]{exact: map[string]*host[R]{}, wildcard: map[string]*host[R]{}}
+	tables, err := build(sites, []string{""}, func(*Site[R], string) bool { return true }, maxRegexInput)
+	if err != nil {
+		return nil, err
+	}
+	return tables[""], nil
+}
+
+// BuildScoped compiles sites into one Table per scope (a listener, for the
+// data plane): each holds the sites whose Scopes name it, and those
+// without Scopes. A site's routes are compiled once and shared by its
+// tables. A domain may be served by two sites of different scopes, not
+// twice in one.
+func BuildScoped[R any](sites []Site[R], scopes []string, maxRegexInput int) (map[string]*Table[R], error) {
+	return build(sites, scopes, func(s *Site[R], scope string) bool {
+		return len(s.Scopes) == 0 || slices.Contains(s.Scopes, scope)
+	}, maxRegexInput)
+}
+
+func build[R any](sites []Site[R], scopes []string, in func(*Site[R], string) bool, maxRegexInput int) (map[string]*Table[R], error) {
+	tables := make(map[string]*Table[R], len(scopes))
+	for _, scope := range scopes {
+		tables[scope] = &Table[R]{exact: map[string]*host[R]{}, wildcard: map[string]*host[R]{}}
+	}
 	for i := range sites {
 		h, err := buildHost(&sites[i], maxRegexInput)
 		if err != nil {
 			return nil, fmt.Errorf("site %d: %w", i, err)
 		}
-		for _, d := range sites[i].Domains {
-			if err := t.addDomain(d, h); err != nil {
-				return nil, fmt.Errorf("site %d: %w", i, err)
+		for _, scope := range scopes {
+			if !in(&sites[i], scope) {
+				continue
+			}
+			for _, d := range sites[i].Domains {
+				if err := tables[scope].addDomain(d, h); err != nil {
+					return nil, fmt.Errorf("site %d: %w%s", i, err, inScope(scope))
+				}
 			}
 		}
 	}
-	return t, nil
+	return tables, nil
+}
+
+// inScope names the scope of a Table in errors; Build's has none.
+func inScope(scope string) string {
+	if scope == "" {
+		return ""
+	}
+	return " in " + scope
 }
 
 func (t *Table[R]) addDomain(d string, h *host[R]) error {

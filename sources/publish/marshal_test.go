@@ -41,6 +41,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 		t.Fatalf("found %d golden cases, want the repository's (more than 50)", len(goldens))
 	}
 	for _, path := range goldens {
+		if strings.Contains(path, "/gatewayapi/") {
+			continue // status goldens of the Gateway API's semantics, without a ramjet.yaml
+		}
 		tenant := goldenTenant(t, path)
 		cases[path] = &config.Config{
 			Server:  config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}}},
