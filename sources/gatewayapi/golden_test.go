@@ -35,16 +35,16 @@ func TestGolden(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			a := readArchive(t, path)
+			a := golden.ReadArchive(t, path)
 			got := compute(t, a)
 			if golden.Update() {
-				a.set("status.yaml", got)
-				if err := os.WriteFile(path, a.bytes(), 0o644); err != nil {
+				a.Set("status.yaml", got)
+				if err := os.WriteFile(path, a.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			if want := a.sections["status.yaml"]; got != want {
+			if want := a.Get("status.yaml"); got != want {
 				t.Errorf("status.yaml differs (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", got, want)
 			}
 		})
@@ -56,8 +56,8 @@ type caseOptions struct {
 	Unaddressed []string                `yaml:"unaddressed"`
 }
 
-func compute(t *testing.T, a *archive) string {
-	snap, notes, err := offline.Read([]string{"-"}, strings.NewReader(a.sections["input.yaml"]))
+func compute(t *testing.T, a *golden.Archive) string {
+	snap, notes, err := offline.Read([]string{"-"}, strings.NewReader(a.Get("input.yaml")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func compute(t *testing.T, a *archive) string {
 		t.Fatalf("input.yaml: %v %v", notes.Unreadable, notes.Warnings)
 	}
 	var co caseOptions
-	if err := yaml.Unmarshal([]byte(a.sections["options.yaml"]), &co); err != nil {
+	if err := yaml.Unmarshal([]byte(a.Get("options.yaml")), &co); err != nil {
 		t.Fatal(err)
 	}
 	opts := gatewayapi.Options{SupportedFeatures: co.Features, Addresses: map[snapshot.Key][]gatewayv1.GatewayStatusAddress{}}
@@ -273,58 +273,4 @@ func blockStyle(n *yaml.Node) {
 	for _, c := range n.Content {
 		blockStyle(c)
 	}
-}
-
-// archive is a txtar file: a comment, then "-- name --" sections.
-type archive struct {
-	comment  string
-	names    []string
-	sections map[string]string
-}
-
-func readArchive(t *testing.T, path string) *archive {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &archive{sections: map[string]string{}}
-	current := ""
-	var body strings.Builder
-	flush := func() {
-		if current == "" {
-			a.comment = body.String()
-		} else {
-			a.sections[current] = body.String()
-		}
-		body.Reset()
-	}
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		trimmed := strings.TrimRight(line, "\n")
-		if strings.HasPrefix(trimmed, "-- ") && strings.HasSuffix(trimmed, " --") && len(trimmed) > 6 {
-			flush()
-			current = trimmed[3 : len(trimmed)-3]
-			a.names = append(a.names, current)
-			continue
-		}
-		body.WriteString(line)
-	}
-	flush()
-	return a
-}
-
-func (a *archive) set(name, content string) {
-	if _, ok := a.sections[name]; !ok {
-		a.names = append(a.names, name)
-	}
-	a.sections[name] = content
-}
-
-func (a *archive) bytes() []byte {
-	var b bytes.Buffer
-	b.WriteString(a.comment)
-	for _, name := range a.names {
-		fmt.Fprintf(&b, "-- %s --\n", name)
-		b.WriteString(a.sections[name])
-	}
-	return b.Bytes()
 }

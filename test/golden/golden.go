@@ -54,18 +54,18 @@ func Run(t *testing.T) {
 	}
 	for _, path := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			archive := readArchive(t, path)
+			archive := ReadArchive(t, path)
 			got := translateCase(t, archive)
 			if *update {
-				archive.set("ramjet.yaml", got["ramjet.yaml"])
-				archive.set("findings", got["findings"])
-				if err := os.WriteFile(path, archive.bytes(), 0o644); err != nil {
+				archive.Set("ramjet.yaml", got["ramjet.yaml"])
+				archive.Set("findings", got["findings"])
+				if err := os.WriteFile(path, archive.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
 			for _, section := range []string{"ramjet.yaml", "findings"} {
-				if want := archive.get(section); want != got[section] {
+				if want := archive.Get(section); want != got[section] {
 					t.Errorf("section %s differs (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", section, got[section], want)
 				}
 			}
@@ -74,12 +74,12 @@ func Run(t *testing.T) {
 }
 
 // translateCase runs the translation of a case and renders the sections.
-func translateCase(t *testing.T, a *archive) map[string]string {
-	snap, notes, err := offline.Read([]string{"-"}, strings.NewReader(a.get("input.yaml")))
+func translateCase(t *testing.T, a *Archive) map[string]string {
+	snap, notes, err := offline.Read([]string{"-"}, strings.NewReader(a.Get("input.yaml")))
 	if err != nil {
 		t.Fatalf("reading input.yaml: %v", err)
 	}
-	opts := caseOptions(t, a.get("flags"))
+	opts := caseOptions(t, a.Get("flags"))
 	base := &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}, "https": {Address: ":443", TLS: &config.ListenerTLS{}}}}
 	out := sources.Translate(snap, base, opts)
 	if err := out.Config.Validate(); err != nil {
@@ -168,19 +168,21 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	return opts
 }
 
-// archive is a txtar file: a comment, then "-- name --" sections.
-type archive struct {
+// Archive is a golden case's txtar file: a comment, then "-- name --"
+// sections. The Gateway API's status goldens read theirs with it too.
+type Archive struct {
 	comment  string
 	names    []string
 	sections map[string]string
 }
 
-func readArchive(t *testing.T, path string) *archive {
+// ReadArchive reads the txtar file at path.
+func ReadArchive(t *testing.T, path string) *Archive {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &archive{sections: map[string]string{}}
+	a := &Archive{sections: map[string]string{}}
 	current := ""
 	var body strings.Builder
 	flush := func() {
@@ -212,16 +214,19 @@ func sectionName(line string) (string, bool) {
 	return "", false
 }
 
-func (a *archive) get(name string) string { return a.sections[name] }
+// Get returns a section, "" when there is none.
+func (a *Archive) Get(name string) string { return a.sections[name] }
 
-func (a *archive) set(name, content string) {
+// Set replaces a section, adding it at the end when there is none.
+func (a *Archive) Set(name, content string) {
 	if _, ok := a.sections[name]; !ok {
 		a.names = append(a.names, name)
 	}
 	a.sections[name] = content
 }
 
-func (a *archive) bytes() []byte {
+// Bytes is the archive as a file.
+func (a *Archive) Bytes() []byte {
 	var b bytes.Buffer
 	b.WriteString(a.comment)
 	for _, name := range a.names {
