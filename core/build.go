@@ -50,10 +50,10 @@ func Build(cs []*Contribution, base *config.Server, opts Options) *Result {
 		cp := *c
 		work[i] = &cp
 	}
-	var isolation []Finding
+	isolation := resolveSharedHosts(work, addedListeners(work))
 	for {
 		m := Merge(work, opts)
-		r := render(m, opts)
+		r := render(m, base, opts)
 		if over := r.overRegexBudget(base.Limits.RegexInstructionBudget()); len(over) > 0 {
 			for _, o := range over {
 				isolation = append(isolation, o.finding)
@@ -62,7 +62,7 @@ func Build(cs []*Contribution, base *config.Server, opts Options) *Result {
 			}
 			continue
 		}
-		cfg := &config.Config{Server: *base, Tenants: map[string]*config.Tenant{TenantName: r.tenant}}
+		cfg := &config.Config{Server: *r.server, Tenants: map[string]*config.Tenant{TenantName: r.tenant}}
 		err := cfg.Validate()
 		if err == nil {
 			return finish(cs, work, m, r, cfg, isolation)
@@ -130,8 +130,8 @@ func incremental(cs []*Contribution, base *config.Server, opts Options) map[*Con
 	var kept []*Contribution
 	for _, c := range sorted {
 		trial := append(slices.Clone(kept), c)
-		r := render(Merge(trial, opts), opts)
-		cfg := &config.Config{Server: *base, Tenants: map[string]*config.Tenant{TenantName: r.tenant}}
+		r := render(Merge(trial, opts), base, opts)
+		cfg := &config.Config{Server: *r.server, Tenants: map[string]*config.Tenant{TenantName: r.tenant}}
 		if err := cfg.Validate(); err != nil {
 			out[c] = []string{firstLine(err)}
 			continue

@@ -63,6 +63,11 @@ type Contribution struct {
 	DefaultBackend *Backend
 	// Settings apply to every path of the contribution.
 	Settings Settings
+	// Listeners are data-plane listeners the object adds (a Gateway's),
+	// and Scoped the hosts it serves on single listeners with routes in
+	// the input's order (a Gateway API route's): see ScopedHost.
+	Listeners []Listener
+	Scoped    []ScopedHost
 	// Findings are the problems found while translating the object.
 	Findings []Finding
 }

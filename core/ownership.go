@@ -24,6 +24,10 @@ type Model struct {
 	// Unserved are served contributions that nevertheless serve nothing:
 	// canaries that joined no main route.
 	Unserved map[*Contribution]bool
+	// scoped are the tables of scoped hosts, by listener and host.
+	scoped []*scopedTable
+	// listeners are the listeners contributions add, by name.
+	listeners map[string]*Contribution
 }
 
 // Host is one host as served: the routes of the namespace that owns it.
@@ -117,6 +121,8 @@ func Merge(cs []*Contribution, opts Options) *Model {
 	e.attachCanaries()
 	e.mergeDefaultBackend()
 	e.orderRoutes()
+	e.model.scoped = mergeScoped(e.byAge)
+	e.model.listeners = addedListeners(e.byAge)
 	e.model.Findings = e.findings
 	return e.model
 }

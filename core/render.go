@@ -2,6 +2,7 @@ package core
 
 import (
 	"crypto/sha256"
+	"maps"
 	"encoding/hex"
 	"fmt"
 	"path"
@@ -22,8 +23,15 @@ var captureRefs = regexp.MustCompile(`\$[1-9]`)
 // rendering turns a Model into the tenant of ramjet.yaml, remembering which
 // object every rendered field comes from (for isolation).
 type rendering struct {
-	opts     Options
-	tenant   *config.Tenant
+	opts Options
+	// server is the base's server section with the listeners the
+	// contributions add.
+	server *config.Server
+	// baseListeners limits the applications of Ingress-shaped
+	// contributions to the base's listeners once others are added; nil
+	// serves them on every listener.
+	baseListeners []string
+	tenant        *config.Tenant
 	files    map[string][]byte
 	names    nameOwners
 	findings []Finding
@@ -31,7 +39,7 @@ type rendering struct {
 	sources map[string][]*Contribution
 }
 
-func render(m *Model, opts Options) *rendering {
+func render(m *Model, base *config.Server, opts Options) *rendering {
 	// Sized once: a large cluster renders thousands of hosts per rebuild,
 	// and each host attributes a few fields.
 	hosts := len(m.Hosts)
@@ -45,25 +53,27 @@ func render(m *Model, opts Options) *rendering {
 		names:   make(nameOwners, 2*hosts),
 		sources: make(map[string][]*Contribution, 4*hosts),
 	}
+	r.server = r.withListeners(base, m.listeners)
+	if len(m.listeners) > 0 {
+		r.baseListeners = sortedKeys(base.Listeners)
+	}
 	if opts.DefaultBackend != nil {
 		r.tenant.DefaultRoute = &config.DefaultRoute{Action: r.poolAction(nil, opts.DefaultBackend, PoolSettings{})}
 		if m.Hosts[""] == nil {
 			m.Hosts[""] = &Host{}
 		}
 	}
-	for _, name := range sortedHosts(m.Hosts) {
+	for _, name := range sortedKeys(m.Hosts) {
 		r.application(m, m.Hosts[name])
+	}
+	for _, t := range m.scoped {
+		r.scopedApplication(t)
 	}
 	return r
 }
 
-func sortedHosts(hosts map[string]*Host) []string {
-	names := make([]string, 0, len(hosts))
-	for n := range hosts {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // application renders one host.
@@ -74,7 +84,7 @@ func (r *rendering) application(m *Model, h *Host) {
 		r.conflict(h.Owner, "host %s gets the generated name %s, which %s already has; the host is not served", Quote(h.Name), name, owner)
 		return
 	}
-	app := &config.Application{Domains: []string{h.Name}, HTTPSRedirect: h.TLS, AppRoot: h.AppRoot}
+	app := &config.Application{Domains: []string{h.Name}, HTTPSRedirect: h.TLS, AppRoot: h.AppRoot, Listeners: r.baseListeners}
 	if h.Name == "" {
 		app.Domains = []string{"*"}
 	}

@@ -1,0 +1,181 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+)
+
+// gateway makes a contribution that adds one listener.
+func gateway(name string, minutes int, listener, address string) *Contribution {
+	c := ing("gw", name, minutes)
+	c.Origin.Kind = "Gateway"
+	c.Listeners = []Listener{{Name: listener, Address: address}}
+	return c
+}
+
+// route makes an HTTPRoute-shaped contribution with one scoped host whose
+// routes have the given orders and prefixes, each to Service svc.
+func route(name string, minutes int, listener, host string, routes ...ScopedRoute) *Contribution {
+	c := ing("ns", name, minutes)
+	c.Origin.Kind = "HTTPRoute"
+	c.Scoped = []ScopedHost{{Listener: listener, Host: host, Routes: routes}}
+	return c
+}
+
+func to(order int, match config.PathMatch, svc string) ScopedRoute {
+	return ScopedRoute{Order: order, Match: config.Match{Path: match}, Backends: []WeightedBackend{{Backend: backendOf(svc), Weight: 1}}}
+}
+
+func backendOf(svc string) *Backend {
+	return &Backend{Namespace: "ns", Service: svc, Port: "80", Members: []config.Member{{Address: "10.0.0.1:80"}}}
+}
+
+// scopedLines lists "app [listeners] path -> action" for every route, in
+// rendering order per application, applications sorted.
+func scopedLines(r *Result) []string {
+	var lines []string
+	apps := r.Config.Tenants[TenantName].Applications
+	for _, name := range sortedKeys(apps) {
+		app := apps[name]
+		for _, rt := range app.Routes {
+			lines = append(lines, fmt.Sprintf("%s %v %s%s%s -> %s", name, app.Listeners, rt.Match.Path.Exact, rt.Match.Path.Prefix, rt.Match.Path.Regex, weighted(rt.Action)))
+		}
+		if app.DefaultRoute != nil {
+			lines = append(lines, fmt.Sprintf("%s %v default -> %s", name, app.Listeners, weighted(app.DefaultRoute.Action)))
+		}
+	}
+	return lines
+}
+
+func weighted(a config.Action) string {
+	if len(a.Pools) == 0 {
+		return action(a)
+	}
+	var parts []string
+	for _, p := range a.Pools {
+		choice := p.Pool
+		if p.Status != 0 {
+			choice = fmt.Sprint(p.Status)
+		}
+		parts = append(parts, fmt.Sprintf("%s*%d", choice, p.Weight))
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestScoped(t *testing.T) {
+	tests := []struct {
+		name     string
+		cs       []*Contribution
+		want     []string
+		findings []string
+	}{{
+		name: "routes of two objects in the input's order, the Ingress kept to the base's listeners",
+		cs: []*Contribution{
+			ing("ns", "shop", 0).rule("shop.example.com", prefix("/", "web")),
+			gateway("gw", 1, "gw1", ":10000"),
+			route("a", 2, "gw1", "shop.example.com", to(2, config.PathMatch{Prefix: "/"}, "a")),
+			route("b", 3, "gw1", "shop.example.com", to(1, config.PathMatch{Exact: "/b"}, "b")),
+		},
+		want: []string{
+			"h_shop_example_com [http] / -> p_ns_web_80",
+			"s_gw1_shop_example_com [gw1] /b -> p_ns_b_80",
+			"s_gw1_shop_example_com [gw1] / -> p_ns_a_80",
+			"s_gw1_shop_example_com [gw1] default -> 404",
+		},
+	}, {
+		name: "a regex route turns the table's other paths into case-sensitive regexes, in order",
+		cs: []*Contribution{
+			gateway("gw", 1, "gw1", ":10000"),
+			route("a", 2, "gw1", "",
+				to(1, config.PathMatch{Exact: "/x.y"}, "a"),
+				to(2, config.PathMatch{Regex: "/r[0-9]+"}, "b"),
+				to(3, config.PathMatch{Prefix: "/p/"}, "c"),
+				to(4, config.PathMatch{Prefix: "/"}, "d")),
+		},
+		want: []string{
+			`s_gw1_default [gw1] (?-i:/x\.y)$ -> p_ns_a_80`,
+			`s_gw1_default [gw1] /r[0-9]+ -> p_ns_b_80`,
+			`s_gw1_default [gw1] (?-i:/p)(?:/|$) -> p_ns_c_80`,
+			`s_gw1_default [gw1] / -> p_ns_d_80`,
+			`s_gw1_default [gw1] default -> 404`,
+		},
+	}, {
+		name: "weighted backends and a share that answers 500",
+		cs: []*Contribution{
+			gateway("gw", 1, "gw1", ":10000"),
+			route("a", 2, "gw1", "x.example.com", ScopedRoute{Order: 1, Match: config.Match{Path: config.PathMatch{Prefix: "/"}},
+				Backends: []WeightedBackend{{Backend: backendOf("a"), Weight: 3}, {Weight: 1, Status: 500}}}),
+		},
+		want: []string{
+			"s_gw1_x_example_com [gw1] / -> p_ns_a_80*3,500*1",
+			"s_gw1_x_example_com [gw1] default -> 404",
+		},
+	}, {
+		name: "on a shared listener the older Ingress keeps its host",
+		cs: []*Contribution{
+			ing("ns", "shop", 0).rule("shop.example.com", prefix("/", "web")),
+			route("a", 2, "http", "shop.example.com", to(1, config.PathMatch{Prefix: "/"}, "a")),
+			route("c", 3, "http", "other.example.com", to(1, config.PathMatch{Prefix: "/"}, "c")),
+		},
+		want: []string{
+			"h_shop_example_com [] / -> p_ns_web_80",
+			"s_http_other_example_com [http] / -> p_ns_c_80",
+			"s_http_other_example_com [http] default -> 404",
+		},
+		findings: []string{`ns/a PathConflict: host "shop.example.com" is served by Ingress ns/shop, whose claim is older; an Ingress and a Gateway API route never serve one host together, so this object's rules for it are not served`},
+	}, {
+		name: "on a shared listener the older route takes the host from the Ingress",
+		cs: []*Contribution{
+			route("a", 0, "http", "shop.example.com", to(1, config.PathMatch{Prefix: "/"}, "a")),
+			ing("ns", "shop", 2).rule("shop.example.com", prefix("/", "web")).rule("www.example.com", prefix("/", "web")),
+		},
+		want: []string{
+			"h_www_example_com [] / -> p_ns_web_80",
+			"s_http_shop_example_com [http] / -> p_ns_a_80",
+			"s_http_shop_example_com [http] default -> 404",
+		},
+		findings: []string{`ns/shop PathConflict: host "shop.example.com" is served by HTTPRoute ns/a, whose claim is older; an Ingress and a Gateway API route never serve one host together, so this object's rules for it are not served`},
+	}, {
+		name: "a listener that cannot be added is left out, and so are the routes on it",
+		cs: []*Contribution{
+			gateway("gw", 1, "gw1", "not an address"),
+			route("a", 2, "gw1", "x.example.com", to(1, config.PathMatch{Prefix: "/"}, "a")),
+		},
+		want: nil,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := build(t, Options{}, tt.cs...)
+			if got := scopedLines(r); !slices.Equal(got, tt.want) {
+				t.Errorf("served:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+			var conflicts []string
+			for _, f := range findings(r) {
+				if strings.Contains(f, "PathConflict") {
+					conflicts = append(conflicts, f)
+				}
+			}
+			if !slices.Equal(conflicts, tt.findings) {
+				t.Errorf("conflict findings:\n%s\nwant:\n%s", strings.Join(conflicts, "\n"), strings.Join(tt.findings, "\n"))
+			}
+		})
+	}
+}
+
+func TestScopedLeftOutListenerIsReported(t *testing.T) {
+	r := build(t, Options{}, gateway("gw", 1, "gw1", "not an address"),
+		route("a", 2, "gw1", "x.example.com", to(1, config.PathMatch{Prefix: "/"}, "a")))
+	for _, o := range []string{"Gateway gw/gw", "HTTPRoute ns/a"} {
+		found := slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Object.String() == o && f.Reason == InvalidConfiguration })
+		if !found {
+			t.Errorf("no InvalidConfiguration finding for %s in %v", o, findings(r))
+		}
+	}
+	if r.Config.Server.Listeners["gw1"] != nil {
+		t.Errorf("the listener with a bad address was added: %+v", r.Config.Server.Listeners["gw1"])
+	}
+}
