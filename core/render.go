@@ -2,9 +2,9 @@ package core
 
 import (
 	"crypto/sha256"
-	"maps"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -32,9 +32,9 @@ type rendering struct {
 	// serves them on every listener.
 	baseListeners []string
 	tenant        *config.Tenant
-	files    map[string][]byte
-	names    nameOwners
-	findings []Finding
+	files         map[string][]byte
+	names         nameOwners
+	findings      []Finding
 	// sources maps a field path prefix to the objects it comes from.
 	sources map[string][]*Contribution
 }

@@ -327,22 +327,27 @@ func (r *rendering) scopedApplication(t *scopedTable) {
 	}
 	r.attribute(fieldPath+".domains", t.owner)
 	regexMode := slices.ContainsFunc(t.routes, func(e scopedEntry) bool { return e.route.Match.Path.Regex != "" })
+	seen := map[string]bool{}
 	for _, e := range t.routes {
-		r.attribute(fmt.Sprintf("%s.routes[%d]", fieldPath, len(app.Routes)), e.origin)
-		app.Routes = append(app.Routes, r.scopedRoute(e, regexMode))
+		match := e.route.Match
+		if regexMode {
+			match.Path = regexPath(match.Path, e.route)
+		}
+		// A match that an earlier one already selects is never used:
+		// precedence gave the requests to the earlier route.
+		if key := match.Key(); !seen[key] {
+			seen[key] = true
+			r.attribute(fmt.Sprintf("%s.routes[%d]", fieldPath, len(app.Routes)), e.origin)
+			app.Routes = append(app.Routes, r.scopedRoute(e, match))
+		}
 	}
 	r.tenant.Applications[name] = app
 }
 
-// scopedRoute renders one route. On a host with a regex route every prefix
-// and exact path becomes a regex too, so that the router tries them all in
-// the input's order (it otherwise tries every prefix before any regex).
-func (r *rendering) scopedRoute(e scopedEntry, regexMode bool) *config.Route {
+// scopedRoute renders one route with its match.
+func (r *rendering) scopedRoute(e scopedEntry, match config.Match) *config.Route {
 	sr := e.route
-	out := &config.Route{Match: sr.Match}
-	if regexMode {
-		out.Match.Path = regexPath(sr.Match.Path)
-	}
+	out := &config.Route{Match: match}
 	switch {
 	case sr.Redirect != nil:
 		out.Action = config.Action{Redirect: sr.Redirect}
@@ -387,9 +392,15 @@ func (r *rendering) weightedAction(c *Contribution, backends []WeightedBackend) 
 
 // regexPath writes a path match as a case-sensitive regex that matches
 // what it matches (the data plane's regexes are case-insensitive and
-// anchored at the start only).
-func regexPath(p config.PathMatch) config.PathMatch {
+// anchored at the start only), for a host with a regex route: the router
+// then tries them all in the input's order (it otherwise tries every
+// prefix before any regex). A prefix that a rewrite or redirect replaces
+// stays a prefix, which those need.
+func regexPath(p config.PathMatch, sr *ScopedRoute) config.PathMatch {
+	replacesPrefix := (sr.Redirect != nil && sr.Redirect.PathPrefix != nil) || (sr.Policies.Rewrite != nil && sr.Policies.Rewrite.PathPrefix != nil)
 	switch {
+	case replacesPrefix:
+		return p
 	case p.Exact != "":
 		return config.PathMatch{Regex: "(?-i:" + regexp.QuoteMeta(p.Exact) + ")$"}
 	case p.Prefix != "":

@@ -355,7 +355,7 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 			l.add(rpath, "is empty")
 			continue
 		}
-		key := r.Match.key()
+		key := r.Match.Key()
 		if first, dup := firstWithMatch[key]; dup {
 			l.add(rpath+".match", "the same match as routes[%d]; this route would never be used", first)
 		} else {
@@ -468,10 +468,10 @@ func ValidateQueryName(name string) error {
 	return ValidateHeaderValue(name)
 }
 
-// key identifies what a match selects: two routes with the same key select
+// Key identifies what a match selects: two routes with the same key select
 // the same requests. Prefixes with and without a trailing slash are the
 // same; the order of header, cookie and query matchers does not matter.
-func (m *Match) key() string {
+func (m *Match) Key() string {
 	var parts []string
 	for _, h := range m.Headers {
 		parts = append(parts, fmt.Sprintf("h:%s:%q:%q", strings.ToLower(h.Name), h.Exact, h.Regex))

@@ -248,6 +248,22 @@ func (c *computation) certificates(gw *gatewayv1.Gateway, l *gatewayv1.Listener,
 }
 
 func (c *computation) certificate(gw *gatewayv1.Gateway, ref gatewayv1.SecretObjectReference, lc *listenerCheck) (gatewayv1.ListenerConditionReason, string) {
+	key, reason, message := certificateSecret(gw, ref, c.grants)
+	if reason != "" {
+		return reason, message
+	}
+	cert, problem := ingress.LoadTLSSecret(c.snap, key)
+	if cert == nil {
+		return gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("Secret %s: %s", key, problem)
+	}
+	lc.certs = append(lc.certs, Certificate{Secret: key, Certificate: cert})
+	return "", ""
+}
+
+// certificateSecret is the Secret a certificateRef names, or why it may
+// not be used: a kind that is not Secret, or another namespace without a
+// ReferenceGrant that permits the reference.
+func certificateSecret(gw *gatewayv1.Gateway, ref gatewayv1.SecretObjectReference, g grants) (snapshot.Key, gatewayv1.ListenerConditionReason, string) {
 	group, kind := "", "Secret"
 	if ref.Group != nil {
 		group = string(*ref.Group)
@@ -256,22 +272,17 @@ func (c *computation) certificate(gw *gatewayv1.Gateway, ref gatewayv1.SecretObj
 		kind = string(*ref.Kind)
 	}
 	if group != "" || kind != "Secret" {
-		return gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("%s is not a supported kind (Secret is)", groupKind(group, kind))
+		return snapshot.Key{}, gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("%s is not a supported kind (Secret is)", groupKind(group, kind))
 	}
 	key := snapshot.Key{Namespace: gw.Namespace, Name: string(ref.Name)}
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		key.Namespace = string(*ref.Namespace)
 	}
 	from := object{Group: groupGateway, Kind: kindGateway, Namespace: gw.Namespace}
-	if !c.grants.permits(from, object{Kind: "Secret", Namespace: key.Namespace, Name: key.Name}) {
-		return gatewayv1.ListenerReasonRefNotPermitted, fmt.Sprintf("Secret %s is in another namespace and no ReferenceGrant there permits the reference", key)
+	if !g.permits(from, object{Kind: "Secret", Namespace: key.Namespace, Name: key.Name}) {
+		return snapshot.Key{}, gatewayv1.ListenerReasonRefNotPermitted, fmt.Sprintf("Secret %s is in another namespace and no ReferenceGrant there permits the reference", key)
 	}
-	cert, problem := ingress.LoadTLSSecret(c.snap, key)
-	if cert == nil {
-		return gatewayv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("Secret %s: %s", key, problem)
-	}
-	lc.certs = append(lc.certs, Certificate{Secret: key, Certificate: cert})
-	return "", ""
+	return key, "", ""
 }
 
 // conflicts marks the listeners that are not distinct: on one port,

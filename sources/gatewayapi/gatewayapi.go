@@ -18,8 +18,10 @@
 //   - A Service port's appProtocol "http" is plain HTTP, like none.
 //   - Of several caCertificateRefs, the usable ones serve.
 //   - Rules with ExtensionRef filters are dropped (no extension is
-//     supported), so are rules whose regular expressions do not compile
-//     and ReplacePrefixMatch in a rule with a match that is not PathPrefix.
+//     supported), so are rules with filters on a backendRef (the data
+//     plane has no policies per backend), rules whose regular expressions
+//     do not compile and ReplacePrefixMatch in a rule with a match that is
+//     not PathPrefix.
 package gatewayapi
 
 import (
@@ -124,8 +126,10 @@ type Ref struct {
 	// match in the rule's matches (0 for a rule without matches, which
 	// matches everything).
 	Rule, Match int
-	// created is the route's creationTimestamp, for precedence.
+	// created is the route's creationTimestamp, for precedence; uid its
+	// UID.
 	created time.Time
+	uid     string
 }
 
 // HTTPEntry is one match of an HTTPRoute rule on a host.

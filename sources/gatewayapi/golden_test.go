@@ -13,7 +13,11 @@ import (
 	"gopkg.in/yaml.v3"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/ramjet-dev/ramjet/core"
+	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
+	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/offline"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 	"github.com/ramjet-dev/ramjet/test/golden"
@@ -22,12 +26,17 @@ import (
 // TestGolden computes each testdata/<case>.txtar:
 //
 //	-- input.yaml --   the objects
-//	-- options.yaml -- optional: features (supportedFeatures) and
+//	-- options.yaml -- optional: features (supportedFeatures),
 //	                   unaddressed (Gateways "ns/name" without an address;
-//	                   every other Gateway has 198.18.0.1)
+//	                   every other Gateway has 198.18.0.1) and shared
+//	                   (port: listener of the base; without it every
+//	                   Gateway port gets a listener of its own)
 //	-- status.yaml --  the statuses and each listener's tables (expected)
+//	-- ramjet.yaml --  the listeners added and the tenant (expected)
+//	-- findings --     the findings and the state of every object
+//	                   (expected)
 //
-// go test -update rewrites status.yaml.
+// go test -update rewrites the expected sections.
 func TestGolden(t *testing.T) {
 	paths, err := filepath.Glob("testdata/*.txtar")
 	if err != nil || len(paths) == 0 {
@@ -36,27 +45,67 @@ func TestGolden(t *testing.T) {
 	for _, path := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
 			a := golden.ReadArchive(t, path)
-			got := compute(t, a)
+			got := translate(t, a)
 			if golden.Update() {
-				a.Set("status.yaml", got)
+				for name, content := range got {
+					a.Set(name, content)
+				}
 				if err := os.WriteFile(path, a.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			if want := a.Get("status.yaml"); got != want {
-				t.Errorf("status.yaml differs (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", got, want)
+			for _, name := range []string{"status.yaml", "ramjet.yaml", "findings"} {
+				if want := a.Get(name); got[name] != want {
+					t.Errorf("%s differs (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", name, got[name], want)
+				}
 			}
 		})
 	}
 }
 
 type caseOptions struct {
-	Features    []gatewayv1.FeatureName `yaml:"features"`
-	Unaddressed []string                `yaml:"unaddressed"`
+	Features    []gatewayv1.FeatureName         `yaml:"features"`
+	Unaddressed []string                        `yaml:"unaddressed"`
+	Shared      map[gatewayv1.PortNumber]string `yaml:"shared"`
 }
 
-func compute(t *testing.T, a *golden.Archive) string {
+// testAddressing gives every Gateway the address 198.18.0.1 (but the
+// unaddressed ones) and, unless ports are shared, a listener of its own
+// per port at :10000 and up, in the order of Gateways and ports.
+type testAddressing caseOptions
+
+func (ta *testAddressing) Assign(snap *snapshot.Snapshot) map[snapshot.Key]gatewayapi.Assignment {
+	ip := gatewayv1.IPAddressType
+	out := map[snapshot.Key]gatewayapi.Assignment{}
+	next := 10000
+	gateways := slices.Clone(snap.Gateways)
+	slices.SortFunc(gateways, func(a, b *gatewayv1.Gateway) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	for _, gw := range gateways {
+		key := snapshot.Key{Namespace: gw.Namespace, Name: gw.Name}
+		a := gatewayapi.Assignment{Ports: map[gatewayv1.PortNumber]gatewayapi.PortAssignment{}}
+		if !slices.Contains(ta.Unaddressed, key.String()) {
+			a.Addresses = []gatewayv1.GatewayStatusAddress{{Type: &ip, Value: "198.18.0.1"}}
+		}
+		for _, l := range gw.Spec.Listeners {
+			switch {
+			case ta.Shared != nil:
+				if name, ok := ta.Shared[l.Port]; ok {
+					a.Ports[l.Port] = gatewayapi.PortAssignment{Listener: name}
+				}
+			case a.Ports[l.Port] == (gatewayapi.PortAssignment{}):
+				a.Ports[l.Port] = gatewayapi.PortAssignment{Listener: gatewayapi.OwnListener(key, l.Port), Address: fmt.Sprintf(":%d", next)}
+				next++
+			}
+		}
+		out[key] = a
+	}
+	return out
+}
+
+func translate(t *testing.T, a *golden.Archive) map[string]string {
 	snap, notes, err := offline.Read([]string{"-"}, strings.NewReader(a.Get("input.yaml")))
 	if err != nil {
 		t.Fatal(err)
@@ -68,15 +117,38 @@ func compute(t *testing.T, a *golden.Archive) string {
 	if err := yaml.Unmarshal([]byte(a.Get("options.yaml")), &co); err != nil {
 		t.Fatal(err)
 	}
-	opts := gatewayapi.Options{SupportedFeatures: co.Features, Addresses: map[snapshot.Key][]gatewayv1.GatewayStatusAddress{}}
-	ip := gatewayv1.IPAddressType
-	for _, gw := range snap.Gateways {
-		key := snapshot.Key{Namespace: gw.Namespace, Name: gw.Name}
-		if !slices.Contains(co.Unaddressed, key.String()) {
-			opts.Addresses[key] = []gatewayv1.GatewayStatusAddress{{Type: &ip, Value: "198.18.0.1"}}
+	ta := testAddressing(co)
+	in := &gatewayapi.Input{Options: gatewayapi.Options{SupportedFeatures: co.Features}, Addressing: &ta}
+	base := &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}, "https": {Address: ":443", TLS: &config.ListenerTLS{}}}}
+	opts := sources.Options{Inputs: []input.Input{in}}
+	opts.Core.FileDir = "/etc/ramjet/generated"
+	out := sources.Translate(snap, base, opts)
+	if err := out.Config.Validate(); err != nil {
+		t.Fatalf("the translation is not valid: %v", err)
+	}
+	res := out.Inputs[gatewayapi.Name].Detail.(*gatewayapi.Result)
+	return map[string]string{"status.yaml": render(t, res), "ramjet.yaml": served(t, out, base), "findings": golden.FindingLines(out, notes)}
+}
+
+// served renders the listeners the translation added and the tenant.
+func served(t *testing.T, out *sources.Output, base *config.Server) string {
+	added := map[string]*config.Listener{}
+	for name, l := range out.Config.Server.Listeners {
+		if base.Listeners[name] == nil {
+			added[name] = l
 		}
 	}
-	return render(t, gatewayapi.Compute(snap, opts))
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	err := enc.Encode(struct {
+		Listeners map[string]*config.Listener `yaml:"listeners,omitempty"`
+		Tenant    *config.Tenant              `yaml:"tenant"`
+	}{added, out.Config.Tenants[core.TenantName]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // doc is one document of status.yaml.

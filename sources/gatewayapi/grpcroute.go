@@ -53,7 +53,7 @@ func grpcEntries(st *RouteState, r *gatewayv1.GRPCRoute) []GRPCEntry {
 		}
 		for j, m := range matches {
 			out = append(out, GRPCEntry{
-				Ref:   Ref{Kind: kindGRPCRoute, Namespace: r.Namespace, Name: r.Name, Rule: i, Match: j, created: r.CreationTimestamp.Time},
+				Ref:   Ref{Kind: kindGRPCRoute, Namespace: r.Namespace, Name: r.Name, Rule: i, Match: j, created: r.CreationTimestamp.Time, uid: string(r.UID)},
 				Match: m,
 				Rule:  rule,
 			})
@@ -63,13 +63,15 @@ func grpcEntries(st *RouteState, r *gatewayv1.GRPCRoute) []GRPCEntry {
 }
 
 // grpcRuleProblem says why a rule cannot be served ("" when it can): an
-// ExtensionRef filter, or a regular expression that does not compile.
+// ExtensionRef filter, a filter on a backendRef, or a regular expression
+// that does not compile.
 func grpcRuleProblem(rule *gatewayv1.GRPCRouteRule) string {
-	filters := rule.Filters
-	for _, b := range rule.BackendRefs {
-		filters = append(filters[:len(filters):len(filters)], b.Filters...)
+	for i, b := range rule.BackendRefs {
+		if len(b.Filters) > 0 {
+			return fmt.Sprintf("backendRefs[%d]: filters on a backendRef are not supported", i)
+		}
 	}
-	for _, f := range filters {
+	for _, f := range rule.Filters {
 		if f.Type == gatewayv1.GRPCRouteFilterExtensionRef {
 			return "ExtensionRef filters are not supported"
 		}

@@ -54,7 +54,7 @@ func httpEntries(st *RouteState, r *gatewayv1.HTTPRoute) []HTTPEntry {
 		}
 		for j, m := range matches {
 			out = append(out, HTTPEntry{
-				Ref:   Ref{Kind: kindHTTPRoute, Namespace: r.Namespace, Name: r.Name, Rule: i, Match: j, created: r.CreationTimestamp.Time},
+				Ref:   Ref{Kind: kindHTTPRoute, Namespace: r.Namespace, Name: r.Name, Rule: i, Match: j, created: r.CreationTimestamp.Time, uid: string(r.UID)},
 				Match: withDefaultPath(m),
 				Rule:  rule,
 			})
@@ -81,15 +81,17 @@ func withDefaultPath(m gatewayv1.HTTPRouteMatch) gatewayv1.HTTPRouteMatch {
 }
 
 // httpRuleProblem says why a rule cannot be served ("" when it can): an
-// ExtensionRef filter (no extension is supported), a ReplacePrefixMatch
+// ExtensionRef filter (no extension is supported), a filter on a
+// backendRef (the data plane has no policies per backend), a ReplacePrefixMatch
 // in a rule with a match that is not PathPrefix, or a regular expression
 // that does not compile.
 func httpRuleProblem(rule *gatewayv1.HTTPRouteRule) string {
-	filters := rule.Filters
-	for _, b := range rule.BackendRefs {
-		filters = append(filters[:len(filters):len(filters)], b.Filters...)
+	for i, b := range rule.BackendRefs {
+		if len(b.Filters) > 0 {
+			return fmt.Sprintf("backendRefs[%d]: filters on a backendRef are not supported", i)
+		}
 	}
-	for _, f := range filters {
+	for _, f := range rule.Filters {
 		if f.Type == gatewayv1.HTTPRouteFilterExtensionRef {
 			return "ExtensionRef filters are not supported"
 		}

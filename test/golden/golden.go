@@ -91,13 +91,13 @@ func translateCase(t *testing.T, a *Archive) map[string]string {
 	if err := enc.Encode(out.Config.Tenants[core.TenantName]); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]string{"ramjet.yaml": tenant.String(), "findings": findingLines(out, notes)}
+	return map[string]string{"ramjet.yaml": tenant.String(), "findings": FindingLines(out, notes)}
 }
 
-// findingLines renders the findings section: the input's notes (an
+// FindingLines renders the findings section: the input's notes (an
 // object that does not decode is left out, and a case must show it), every
 // finding, the state of every object, then the problems of the flags.
-func findingLines(out *sources.Output, notes offline.Notes) string {
+func FindingLines(out *sources.Output, notes offline.Notes) string {
 	var b strings.Builder
 	for _, w := range notes.Warnings {
 		fmt.Fprintf(&b, "input: %s\n", w)
