@@ -2,6 +2,8 @@ package ramjet_test
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,9 +28,9 @@ func (c *chartCluster) helm(t *testing.T, args ...string) string {
 // use.
 type chartCluster struct{ *harness.Cluster }
 
-func newChartCluster(t *testing.T) *chartCluster {
+func newChartCluster(t *testing.T, opts ...harness.Option) *chartCluster {
 	t.Helper()
-	c := harness.StartAPIServer(t)
+	c := harness.StartAPIServer(t, opts...)
 	for _, ns := range []string{namespace, "team-a"} {
 		if _, err := c.Client.CoreV1().Namespaces().Create(context.Background(), harness.Namespace(ns), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -41,7 +43,7 @@ func newChartCluster(t *testing.T) *chartCluster {
 // server (whose validation is the check of every object), upgrades it with
 // changed values and uninstalls it, leaving nothing behind.
 func TestInstallUpgradeUninstall(t *testing.T) {
-	c := newChartCluster(t)
+	c := newChartCluster(t, harness.WithCRDs(gatewayCRDs(t)))
 	for _, name := range configurations {
 		t.Run(name, func(t *testing.T) {
 			c.helm(t, "install", release, ".", "--values", valuesFile(name))
@@ -99,6 +101,17 @@ func TestInstallRefusesMissingWatchNamespace(t *testing.T) {
 			t.Errorf("the refused install created ServiceAccount %s", sa.Name)
 		}
 	}
+}
+
+// gatewayCRDs is the folder of the Gateway API's standard CRDs, in the
+// module the repository requires.
+func gatewayCRDs(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
+	if err != nil {
+		t.Fatalf("go list -m sigs.k8s.io/gateway-api: %v", err)
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
 }
 
 // podTemplate returns the pod template of the configuration's workload.

@@ -13,7 +13,7 @@ import (
 // configurations are the chart's tested configurations: testdata/NAME.values.yaml
 // rendered must equal testdata/NAME.yaml (rewritten by -update). The
 // install tests install each of them into a real API server.
-var configurations = []string{"default", "daemonset", "watchnamespace", "hpa", "pdb"}
+var configurations = []string{"default", "daemonset", "watchnamespace", "hpa", "pdb", "gateway", "gatewayonly", "gatewayshared"}
 
 // renderOnly are configurations checked by helm template alone: they need
 // CRDs the test API server does not have (the prometheus-operator's).
@@ -127,8 +127,22 @@ func TestRefusals(t *testing.T) {
 		{"server listeners", []string{"server.listeners.http.address=:80"}, "server.listeners is set by the chart"},
 		{"server admin socket", []string{"server.admin.socket=/tmp/a.sock"}, "server.admin.socket is set by the chart"},
 		{"mode off", []string{"ingressController.enabled=false"}, "ingressController.enabled: false"},
-		{"gateway api", []string{"ingressController.gatewayAPI.enabled=true"}, "ingressController.gatewayAPI.enabled"},
-		{"nothing to serve", []string{"ingressController.ingress.enabled=false"}, "ingressController.ingress.enabled: false serves nothing"},
+		{"nothing to serve", []string{"ingressController.ingress.enabled=false"}, "ingressController.ingress.enabled: false with ingressController.gatewayAPI.enabled: false serves nothing"},
+		{"gateway listeners without the gateway api", []string{"ingressController.gatewayAPI.listeners.80=http"}, "ingressController.gatewayAPI.listeners needs ingressController.gatewayAPI.enabled: true"},
+		{"gateway listener of no ramjetd listener", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.listeners.80=web"}, "listeners"},
+		{"gateway listener port not a port", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.listeners.70000=http"}, "ingressController.gatewayAPI.listeners.70000: a port is 1 to 65535"},
+		{"gateway listener port zero", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.listeners.0=http"}, "listeners"},
+		{"port range not a range", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.portRange=20000"}, "portRange"},
+		{"port range reversed", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.portRange=20999-20000"}, "ingressController.gatewayAPI.portRange 20999-20000: want FIRST-LAST with 1024 <= FIRST <= LAST <= 65535"},
+		{"port range privileged", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.portRange=80-2000"}, "1024 <= FIRST"},
+		{"port range above 65535", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.portRange=65000-70000"}, "LAST <= 65535"},
+		{"port range over the metrics ports", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.portRange=10000-10999"}, "ingressController.gatewayAPI.portRange 10000-10999 holds ramjetd's health port 10255"},
+		{"port range over a listener", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.portRange=8000-8100"}, "holds ingressController.containerPort.http 8080"},
+		{"gateway service type", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.service.type=External"}, "type"},
+		{"gateway controller name", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.controllerName=ramjet"}, "controllerName"},
+		{"gateway class name", []string{"ingressController.gatewayAPI.enabled=true", "ingressController.gatewayAPI.gatewayClass.name=Ramjet"}, "name"},
+		{"gateway extra arg the chart sets", []string{"ingressController.extraArgs.gateway-port-range=1-2"}, "ingressController.extraArgs.gateway-port-range: the chart sets --gateway-port-range"},
+		{"publish service of gateway-only own mode", []string{"ingressController.ingress.enabled=false", "ingressController.gatewayAPI.enabled=true", "ingressController.publishService=a/b"}, "each Gateway's address is its own Service's"},
 		{"http3", []string{"ingressController.http3=true"}, "ingressController.http3"},
 		{"pdb of a daemonset with maxUnavailable", []string{"ingressController.kind=DaemonSet", "podDisruptionBudget.enabled=true", "podDisruptionBudget.maxUnavailable=1"}, "a DaemonSet has no scale"},
 		{"extra arg the chart sets", []string{"ingressController.extraArgs.watch-namespace=other"}, "ingressController.extraArgs.watch-namespace: the chart sets --watch-namespace"},

@@ -68,7 +68,7 @@ app.kubernetes.io/component: controller
 
 {{/* ramjet.chartFlags are the flags of ramjet-ingress run that the chart sets from its values: extraArgs may not repeat them. */}}
 {{- define "ramjet.chartFlags" -}}
-base out file-dir admin-socket https-listener listen ingress ingress-class controller-class annotations backend-tls-verify global-auth-url election-id election-namespace watch-namespace watch-ingress-without-class cross-namespace-paths allow-external-name-services default-ssl-certificate default-backend publish-service publish-address no-status-update log-level log-format kubeconfig
+base out file-dir admin-socket https-listener listen ingress gateway-api gateway-controller-name gateway-listener gateway-service-type gateway-port-range gateway-service-namespace gateway-service-selector ingress-class controller-class annotations backend-tls-verify global-auth-url election-id election-namespace watch-namespace watch-ingress-without-class cross-namespace-paths allow-external-name-services default-ssl-certificate default-backend publish-service publish-address no-status-update log-level log-format kubeconfig
 {{- end }}
 
 {{/* ramjet.electionID is the name of the leader election Lease. */}}
@@ -116,11 +116,13 @@ seccompProfile:
   "--https-listener=https"
   (printf "--listen=:%s" (include "ramjet.controllerPort" .))
   (printf "--ingress=%t" $ic.ingress.enabled)
+  (printf "--gateway-api=%t" $ic.gatewayAPI.enabled)
   (printf "--ingress-class=%s" $ic.className)
   (printf "--controller-class=%s" $ic.controllerValue)
   (printf "--annotations=%s" $ic.annotations)
   (printf "--backend-tls-verify=%s" $ic.backendTLSVerify)
   (printf "--election-id=%s" (include "ramjet.electionID" .)) -}}
+{{- $args = concat $args (include "ramjet.gatewayArgs" . | fromYamlArray) -}}
 {{- with $ic.watchNamespace }}{{ $args = append $args (printf "--watch-namespace=%s" .) }}{{ end -}}
 {{- if $ic.watchIngressWithoutClass }}{{ $args = append $args "--watch-ingress-without-class" }}{{ end -}}
 {{- if $ic.crossNamespacePaths }}{{ $args = append $args "--cross-namespace-paths" }}{{ end -}}
@@ -128,15 +130,52 @@ seccompProfile:
 {{- with $ic.defaultCertificate }}{{ $args = append $args (printf "--default-ssl-certificate=%s" .) }}{{ end -}}
 {{- with $ic.globalAuthURL }}{{ $args = append $args (printf "--global-auth-url=%s" .) }}{{ end -}}
 {{- with $ic.defaultBackend }}{{ $args = append $args (printf "--default-backend=%s" .) }}{{ end -}}
-{{- if and $ic.updateStatus $ic.publishAddress }}
-{{- $args = append $args (printf "--publish-address=%s" (join "," $ic.publishAddress)) }}
-{{- else if $ic.updateStatus }}
-{{- $args = append $args (printf "--publish-service=%s" (include "ramjet.publishService" .)) }}
-{{- else }}
+{{- if not $ic.updateStatus }}
 {{- $args = append $args "--no-status-update" }}
+{{- else if $ic.publishAddress }}
+{{- $args = append $args (printf "--publish-address=%s" (join "," $ic.publishAddress)) }}
+{{- else if include "ramjet.sharedService" . }}
+{{- $args = append $args (printf "--publish-service=%s" (include "ramjet.publishService" .)) }}
 {{- end -}}
 {{- $args = append $args (printf "--log-level=%s" .Values.logLevel) -}}
 {{- $args = append $args (printf "--log-format=%s" .Values.logFormat) -}}
 {{- range $flag, $value := $ic.extraArgs }}{{ $args = append $args (printf "--%s=%s" $flag (toString $value)) }}{{ end -}}
+{{- toYaml $args }}
+{{- end }}
+
+{{/* ramjet.gatewayMode is "shared" when Gateway listeners are served on ramjetd's listeners of the pod, "own" when each Gateway gets a Service of its own, empty without the Gateway API. */}}
+{{- define "ramjet.gatewayMode" -}}
+{{- $gw := .Values.ingressController.gatewayAPI -}}
+{{- if and $gw.enabled $gw.listeners }}shared{{ else if $gw.enabled }}own{{ end }}
+{{- end }}
+
+{{/* ramjet.sharedService is "true" when the release's Service carries traffic: for the Ingresses, or for the Gateways in shared mode. */}}
+{{- define "ramjet.sharedService" -}}
+{{- if or .Values.ingressController.ingress.enabled (eq (include "ramjet.gatewayMode" .) "shared") }}true{{ end }}
+{{- end }}
+
+{{/* ramjet.gatewayArgs are the Gateway API flags of ramjet-ingress run, as a YAML list. */}}
+{{- define "ramjet.gatewayArgs" -}}
+{{- $gw := .Values.ingressController.gatewayAPI -}}
+{{- $args := list -}}
+{{- $mode := include "ramjet.gatewayMode" . -}}
+{{- if $mode }}
+{{- $args = append $args (printf "--gateway-controller-name=%s" $gw.controllerName) }}
+{{- end }}
+{{- if eq $mode "shared" }}
+{{- range $port, $listener := $gw.listeners }}
+{{- $args = append $args (printf "--gateway-listener=%s=%s" $port $listener) }}
+{{- end }}
+{{- else if eq $mode "own" }}
+{{- $selector := list -}}
+{{- range $key, $value := include "ramjet.selectorLabels" . | fromYaml }}
+{{- $selector = append $selector (printf "%s=%s" $key $value) }}
+{{- end }}
+{{- $args = concat $args (list
+  (printf "--gateway-service-type=%s" $gw.service.type)
+  (printf "--gateway-port-range=%s" $gw.portRange)
+  (printf "--gateway-service-namespace=%s" .Release.Namespace)
+  (printf "--gateway-service-selector=%s" (join "," $selector))) }}
+{{- end }}
 {{- toYaml $args }}
 {{- end }}

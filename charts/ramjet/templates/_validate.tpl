@@ -8,11 +8,8 @@ types; what is left are combinations and facts of the cluster.
 {{- if not $ic.enabled }}
 {{- fail "ingressController.enabled: false is not a mode of this chart: Ramjet's chart only runs the ingress controller (run ramjetd alone from its Linux packages, see docs/ramjetd.md)" }}
 {{- end }}
-{{- if $ic.gatewayAPI.enabled }}
-{{- fail "ingressController.gatewayAPI.enabled: the Gateway API input is not available in this version of Ramjet" }}
-{{- end }}
-{{- if not $ic.ingress.enabled }}
-{{- fail "ingressController.ingress.enabled: false serves nothing: a Gateway-only install needs ingressController.gatewayAPI.enabled, which this version does not have" }}
+{{- if not (or $ic.ingress.enabled $ic.gatewayAPI.enabled) }}
+{{- fail "ingressController.ingress.enabled: false with ingressController.gatewayAPI.enabled: false serves nothing: a Gateway-only install sets ingressController.gatewayAPI.enabled: true" }}
 {{- end }}
 {{- if $ic.http3 }}
 {{- fail "ingressController.http3: the image has no HTTP/3 (ramjetd serves HTTP/1.1 and HTTP/2 only)" }}
@@ -32,6 +29,38 @@ types; what is left are combinations and facts of the cluster.
 {{- include "ramjet.validateService" . }}
 {{- include "ramjet.validateServer" . }}
 {{- include "ramjet.validateNamespace" . }}
+{{- include "ramjet.validateGateway" . }}
+{{- end }}
+
+{{/* ramjet.validateGateway checks the Gateway API values: the listeners of shared mode, the pod port range of own-address mode. */}}
+{{- define "ramjet.validateGateway" -}}
+{{- $ic := .Values.ingressController -}}
+{{- $gw := $ic.gatewayAPI -}}
+{{- $mode := include "ramjet.gatewayMode" . -}}
+{{- if and $gw.listeners (not $gw.enabled) }}
+{{- fail "ingressController.gatewayAPI.listeners needs ingressController.gatewayAPI.enabled: true" }}
+{{- end }}
+{{- range $port, $_ := $gw.listeners }}
+{{- if gt (int $port) 65535 }}
+{{- fail (printf "ingressController.gatewayAPI.listeners.%s: a port is 1 to 65535" $port) }}
+{{- end }}
+{{- end }}
+{{- if eq $mode "own" }}
+{{- $range := splitList "-" $gw.portRange }}
+{{- $first := int (index $range 0) }}
+{{- $last := int (index $range 1) }}
+{{- if or (lt $first 1024) (gt $last 65535) (gt $first $last) }}
+{{- fail (printf "ingressController.gatewayAPI.portRange %s: want FIRST-LAST with 1024 <= FIRST <= LAST <= 65535" $gw.portRange) }}
+{{- end }}
+{{- range $name, $port := dict "ingressController.containerPort.http" $ic.containerPort.http "ingressController.containerPort.https" $ic.containerPort.https "the controller's metrics port" 10254 "ramjetd's health port" 10255 }}
+{{- if and (ge (int $port) $first) (le (int $port) $last) }}
+{{- fail (printf "ingressController.gatewayAPI.portRange %s holds %s %d: the pod ports of the Gateways must be free" $gw.portRange $name (int $port)) }}
+{{- end }}
+{{- end }}
+{{- if and (not $ic.ingress.enabled) (or $ic.publishService $ic.publishAddress) }}
+{{- fail "ingressController.publishService or publishAddress with a Gateway-only install in own-address mode: each Gateway's address is its own Service's (set ingressController.gatewayAPI.listeners for shared mode)" }}
+{{- end }}
+{{- end }}
 {{- end }}
 
 {{/* ramjet.validatePDB refuses a budget that blocks every eviction or says two things at once. */}}
@@ -107,7 +136,7 @@ cannot look, so it checks only when the chart is installed.
 {{- if and (not $ic.updateStatus) (or $ic.publishService $ic.publishAddress) }}
 {{- fail "ingressController.publishService or publishAddress is set but ingressController.updateStatus is false: nothing would use it" }}
 {{- end }}
-{{- if and $ic.updateStatus (not $ic.publishService) (not $ic.publishAddress) (not $ic.service.enabled) }}
+{{- if and $ic.updateStatus (include "ramjet.sharedService" .) (not $ic.publishService) (not $ic.publishAddress) (not $ic.service.enabled) }}
 {{- fail "ingressController.updateStatus needs an address for the status: set ingressController.service.enabled, ingressController.publishService or ingressController.publishAddress (or updateStatus: false)" }}
 {{- end }}
 {{- end }}
