@@ -21,6 +21,8 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/version"
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
+	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
+	"github.com/ramjet-dev/ramjet/sources/gatewayservice"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/offline"
 )
@@ -62,13 +64,21 @@ type translationFlags struct {
 	ingressClass, controllerClass, backendTLSVerify, globalAuthURL         string
 	ingress, gatewayAPI, withoutClass, crossNamespace, externalName        bool
 	assumeClasses                                                          []string
+	gateway                                                                gatewayFlags
+	// publishService is run's --publish-service: in the Gateway API's
+	// shared mode every Gateway reports its addresses.
+	publishService string
+	// gatewayServices are the per-Gateway Services' options of the
+	// own-address mode (nil otherwise), set by options.
+	gatewayServices *gatewayservice.Options
 }
 
 func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.base, "base", "", "base configuration (listeners, health, admin socket); empty: listeners http :80 and https :443")
 	fs.StringVar(&f.annotations, "annotations", "all", `annotation families to serve: "all", "all,-cors", "rewrite,cors" (see the annotations command)`)
 	fs.BoolVar(&f.ingress, "ingress", true, "serve Ingress resources")
-	fs.BoolVar(&f.gatewayAPI, "gateway-api", false, "serve the Gateway API (not available yet)")
+	fs.BoolVar(&f.gatewayAPI, "gateway-api", false, "serve the Gateway API (GatewayClass, Gateway, HTTPRoute, GRPCRoute, ReferenceGrant, BackendTLSPolicy; see docs/gateway-api.md)")
+	f.gateway.register(fs)
 	fs.StringVar(&f.ingressClass, "ingress-class", ingress.DefaultIngressClass, "value of the kubernetes.io/ingress.class annotation to serve")
 	fs.StringVar(&f.controllerClass, "controller-class", ingress.DefaultControllerClass, "spec.controller of the IngressClasses to serve")
 	fs.BoolVar(&f.withoutClass, "watch-ingress-without-class", false, "also serve Ingresses that name no class")
@@ -92,11 +102,8 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 	if err != nil {
 		return sources.Options{}, nil, err
 	}
-	if err := registry.SelectInputs(map[string]bool{ingress.Name: f.ingress, "gateway-api": f.gatewayAPI}); err != nil {
+	if err := registry.SelectInputs(map[string]bool{ingress.Name: f.ingress, gatewayapi.Name: f.gatewayAPI}); err != nil {
 		return sources.Options{}, nil, err
-	}
-	if f.gatewayAPI {
-		return sources.Options{}, nil, fmt.Errorf("--gateway-api: the Gateway API input is not available yet")
 	}
 	if f.defaultBackend != "" {
 		if _, _, err := sources.ParseDefaultBackend(f.defaultBackend); err != nil {
@@ -125,6 +132,14 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
 			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global,
 		}})
+	}
+	if f.gatewayAPI {
+		in, services, err := f.gateway.input(base, f.externalName, f.publishService)
+		if err != nil {
+			return sources.Options{}, nil, err
+		}
+		opts.Inputs = append(opts.Inputs, in)
+		f.gatewayServices = services
 	}
 	opts.Core.CrossNamespacePaths = f.crossNamespace
 	opts.Core.FileDir = f.fileDir

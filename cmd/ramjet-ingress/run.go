@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/ramjet-dev/ramjet/dataplane/admin"
 	"github.com/ramjet-dev/ramjet/dataplane/logging"
@@ -35,7 +37,7 @@ const ConfigName = "ramjet.yaml"
 type runFlags struct {
 	translationFlags
 	out, adminSocket, kubeconfig, namespace        string
-	publishService, publishAddress, electionID     string
+	publishAddress, electionID                     string
 	electionNamespace, listen, logLevel, logFormat string
 	noStatus                                       bool
 	debounce, resync, retry                        time.Duration
@@ -73,7 +75,7 @@ func (f *runFlags) check() error {
 		return errors.New("--admin-socket is required: the admin socket of the ramjetd in this pod")
 	case f.debounce < 0 || f.resync <= 0 || f.retry <= 0:
 		return errors.New("--debounce must be 0 or more, --resync and --retry above 0")
-	case f.noStatus:
+	case f.noStatus || !f.ingress:
 		return nil
 	}
 	var err error
@@ -125,7 +127,7 @@ func run(args []string) error {
 		return err
 	}
 	metrics := controller.NewMetrics()
-	reporters, err := f.reporters(ctx, client, log)
+	reporters, err := f.reporters(ctx, restConfig, client, log)
 	if err != nil {
 		return err
 	}
@@ -174,14 +176,26 @@ func waitFor(wg *sync.WaitGroup, d time.Duration) bool {
 
 // reporters are what the leader reports: Events always, status unless
 // turned off.
-func (f *runFlags) reporters(ctx context.Context, client kubernetes.Interface, log *slog.Logger) ([]controller.Reporter, error) {
+func (f *runFlags) reporters(ctx context.Context, restConfig *rest.Config, client kubernetes.Interface, log *slog.Logger) ([]controller.Reporter, error) {
 	events, err := controller.NewEvents(ctx, client)
 	if err != nil {
 		return nil, err
 	}
 	out := []controller.Reporter{events}
-	if !f.noStatus {
+	if !f.noStatus && f.ingress {
 		out = append(out, controller.NewStatus(client, f.publish, log))
+	}
+	if f.gatewayAPI {
+		gateways, err := gatewayclient.NewForConfig(restConfig)
+		if err != nil {
+			return nil, err
+		}
+		if f.gatewayServices != nil {
+			out = append(out, controller.NewGatewayServices(client, *f.gatewayServices, log))
+		}
+		if !f.noStatus {
+			out = append(out, controller.NewGatewayStatus(gateways, gatewayv1.GatewayController(f.gateway.controllerName), log))
+		}
 	}
 	return out, nil
 }

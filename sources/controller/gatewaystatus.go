@@ -17,18 +17,13 @@ import (
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
-// GatewayInput is the name of the Gateway API input, under which its
-// translation, holding the *gatewayapi.Result as Detail, is in an
-// Outcome's Output.Inputs.
-const GatewayInput = "gateway-api"
-
 // GatewayResult is the Gateway API input's result of an outcome, or nil
 // when that input did not run.
 func GatewayResult(o Outcome) *gatewayapi.Result {
-	if o.Output == nil || o.Output.Inputs[GatewayInput] == nil {
+	if o.Output == nil || o.Output.Inputs[gatewayapi.Name] == nil {
 		return nil
 	}
-	res, _ := o.Output.Inputs[GatewayInput].Detail.(*gatewayapi.Result)
+	res, _ := o.Output.Inputs[gatewayapi.Name].Detail.(*gatewayapi.Result)
 	return res
 }
 

@@ -158,7 +158,7 @@ func (f *gatewayFixture) outcome(published bool) Outcome {
 			{Namespace: "shop", Name: "web"}: {{Type: new(gatewayv1.IPAddressType), Value: "198.18.0.10"}},
 		},
 	})
-	out := &sources.Output{Inputs: map[string]*input.Translation{GatewayInput: {Detail: res}}}
+	out := &sources.Output{Inputs: map[string]*input.Translation{gatewayapi.Name: {Detail: res}}}
 	return Outcome{Snapshot: snap, Output: out, Published: published}
 }
 

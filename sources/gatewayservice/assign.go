@@ -1,10 +1,13 @@
 package gatewayservice
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -28,7 +31,7 @@ func Assignments(services []*corev1.Service, opts Options) map[snapshot.Key]Assi
 		if !ok || !opts.owns(svc) {
 			continue
 		}
-		a := Assignment{Ports: map[int32]int32{}, Addresses: addresses(svc)}
+		a := Assignment{Ports: map[int32]int32{}, Addresses: gatewayapi.ServiceAddresses(svc)}
 		for _, p := range svc.Spec.Ports {
 			if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal >= 1 && p.TargetPort.IntVal <= 65535 {
 				a.Ports[p.Port] = p.TargetPort.IntVal
@@ -39,27 +42,27 @@ func Assignments(services []*corev1.Service, opts Options) map[snapshot.Key]Assi
 	return out
 }
 
-// addresses are the addresses of svc, without duplicates.
-func addresses(svc *corev1.Service) []gatewayv1.GatewayStatusAddress {
-	var out []gatewayv1.GatewayStatusAddress
-	seen := map[string]bool{}
-	add := func(t gatewayv1.AddressType, v string) {
-		if v == "" || v == corev1.ClusterIPNone || seen[v] {
-			return
+// Addressing is the Gateway API input's addressing in the own-address
+// mode: each Gateway port is served on a data-plane listener of its own,
+// on the pod port its Service gives.
+type Addressing struct{ Options Options }
+
+// Assign reads the Gateways' Services of the snapshot.
+func (a *Addressing) Assign(snap *snapshot.Snapshot) map[snapshot.Key]gatewayapi.Assignment {
+	var services []*corev1.Service
+	for key, svc := range snap.Services {
+		if key.Namespace == a.Options.Namespace {
+			services = append(services, svc)
 		}
-		seen[v] = true
-		out = append(out, gatewayv1.GatewayStatusAddress{Type: &t, Value: v})
 	}
-	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
-		for _, in := range svc.Status.LoadBalancer.Ingress {
-			add(gatewayv1.IPAddressType, in.IP)
-			add(gatewayv1.HostnameAddressType, in.Hostname)
+	out := map[snapshot.Key]gatewayapi.Assignment{}
+	for key, as := range Assignments(services, a.Options) {
+		ga := gatewayapi.Assignment{Addresses: as.Addresses, Ports: make(map[gatewayv1.PortNumber]gatewayapi.PortAssignment, len(as.Ports))}
+		for port, podPort := range as.Ports {
+			p := gatewayv1.PortNumber(port)
+			ga.Ports[p] = gatewayapi.PortAssignment{Listener: gatewayapi.OwnListener(key, p), Address: ":" + strconv.Itoa(int(podPort))}
 		}
-		return out
-	}
-	add(gatewayv1.IPAddressType, svc.Spec.ClusterIP)
-	for _, c := range svc.Spec.ClusterIPs {
-		add(gatewayv1.IPAddressType, c)
+		out[key] = ga
 	}
 	return out
 }

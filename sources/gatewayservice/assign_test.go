@@ -94,32 +94,6 @@ func TestServiceName(t *testing.T) {
 	}
 }
 
-// TestParseListenerMap reads PORT=NAME items and names the flag and the
-// item in its errors.
-func TestParseListenerMap(t *testing.T) {
-	got, err := ParseListenerMap([]string{"80=http", "443=https", "8080=http"})
-	if want := map[int32]string{80: "http", 443: "https", 8080: "http"}; err != nil || !maps.Equal(got, want) {
-		t.Errorf("got %v, %v; want %v", got, err, want)
-	}
-	if got, err := ParseListenerMap(nil); got != nil || err != nil {
-		t.Errorf("no items: got %v, %v; want nil, nil", got, err)
-	}
-	for _, tc := range []struct{ item, want string }{
-		{"80", `--gateway-listener "80": must be PORT=NAME`},
-		{"x=http", `--gateway-listener "x=http": PORT must be a number from 1 to 65535`},
-		{"0=http", `--gateway-listener "0=http": PORT must be`},
-		{"65536=http", `--gateway-listener "65536=http": PORT must be`},
-		{"80=", `--gateway-listener "80=": NAME must be a ramjetd listener name`},
-		{"80=bad name", `--gateway-listener "80=bad name": NAME must be`},
-		{"443=https", `--gateway-listener "443=https": port 443 is mapped twice`},
-	} {
-		_, err := ParseListenerMap([]string{"443=https", tc.item})
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("%q: got error %v, want one starting %q", tc.item, err, tc.want)
-		}
-	}
-}
-
 // TestOptionsValidate names the field that is wrong.
 func TestOptionsValidate(t *testing.T) {
 	if err := testOptions().Validate(); err != nil {

@@ -50,6 +50,6 @@
 // # Shared mode
 //
 // A user who maps Gateway ports onto the fixed listeners of the pod's
-// ramjetd (--gateway-listener PORT=NAME, read by ParseListenerMap) needs no
+// ramjetd (--gateway-listener PORT=NAME, read by gatewayapi.ParseListeners) needs no
 // Services: every Gateway shares the pod's addresses.
 package gatewayservice
