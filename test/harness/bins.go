@@ -47,26 +47,52 @@ func findBinaries() (string, error) {
 		}
 		dir = filepath.Join(root, ".cache", "bin")
 	}
-	if missing(dir) == nil {
-		return dir, nil
-	}
-	if rootErr != nil {
-		return "", fmt.Errorf("%s lacks %s and the build script is not found: %w",
-			dir, strings.Join(missing(dir), ", "), rootErr)
-	}
-	if err := build(root, dir); err != nil {
+	if err := ensure(root, rootErr, dir, binaries); err != nil {
 		return "", err
-	}
-	if m := missing(dir); m != nil {
-		return "", fmt.Errorf("test/tools/build.sh ran but %s still lacks %s", dir, strings.Join(m, ", "))
 	}
 	return dir, nil
 }
 
-// missing returns the binaries that dir lacks (or cannot execute).
-func missing(dir string) []string {
+// RequireBinaries returns BinDir after making sure it also holds names,
+// programs of test/tools/build.sh that not every test needs (the test
+// cluster's kube-controller-manager, kube-scheduler and kwok): when one is
+// missing it runs the build script into the folder first, as BinDir does.
+func RequireBinaries(names ...string) (string, error) {
+	dir, err := BinDir()
+	if err != nil {
+		return "", err
+	}
+	root, rootErr := moduleRoot()
+	if err := ensure(root, rootErr, dir, names); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// ensure runs the build script (from the module at root) into dir when dir
+// lacks one of names.
+func ensure(root string, rootErr error, dir string, names []string) error {
+	if missing(dir, names) == nil {
+		return nil
+	}
+	if rootErr != nil {
+		return fmt.Errorf("%s lacks %s and the build script is not found: %w",
+			dir, strings.Join(missing(dir, names), ", "), rootErr)
+	}
+	if err := build(root, dir, names); err != nil {
+		return err
+	}
+	if m := missing(dir, names); m != nil {
+		return fmt.Errorf("test/tools/build.sh ran but %s still lacks %s", dir, strings.Join(m, ", "))
+	}
+	return nil
+}
+
+// missing returns the programs of names that dir lacks (or cannot
+// execute).
+func missing(dir string, names []string) []string {
 	var out []string
-	for _, b := range binaries {
+	for _, b := range names {
 		if unix.Access(filepath.Join(dir, b), unix.X_OK) != nil {
 			out = append(out, b)
 		}
@@ -77,7 +103,7 @@ func missing(dir string) []string {
 // build runs test/tools/build.sh into dir while holding a lock on
 // dir/.harness-build.lock, so test binaries of several packages started by
 // one `go test ./...` build once and the others wait.
-func build(root, dir string) error {
+func build(root, dir string, names []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -89,12 +115,12 @@ func build(root, dir string) error {
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
 		return fmt.Errorf("locking %s: %w", lock.Name(), err)
 	}
-	if missing(dir) == nil {
+	if missing(dir, names) == nil {
 		return nil // another test binary built them while this one waited
 	}
 	script := filepath.Join(root, "test", "tools", "build.sh")
 	fmt.Fprintf(os.Stderr, "harness: building %s into %s with %s (about ten minutes the first time)\n",
-		strings.Join(missing(dir), ", "), dir, script)
+		strings.Join(missing(dir, names), ", "), dir, script)
 	cmd := exec.Command("sh", script, dir)
 	cmd.Dir = root
 	var out bytes.Buffer

@@ -85,5 +85,7 @@
 //
 // NewCluster and CreateNetwork (with Close) and NewPod (with Delete) do
 // the same for callers without a testing.TB, such as a TestMain that
-// shares one cluster between tests, or a demo program.
+// shares one cluster between tests, or a demo program. AdoptPod runs a
+// Pod that a controller created instead (test/cluster runs the pods of a
+// ReplicaSet with it, with PodOptions.CRILog for `kubectl logs`).
 package harness

@@ -45,6 +45,10 @@ type PodOptions struct {
 	// readiness probes (the thresholds stay), so that a test sees a pod
 	// ready sooner than a kubelet would show it; zero keeps the manifest's.
 	ProbePeriod time.Duration
+	// CRILog, when true, also writes each container's output in the CRI
+	// log format, as kubelet's log files hold it (CRILogPath), for a
+	// kubelet-like log endpoint that serves `kubectl logs`.
+	CRILog bool
 }
 
 // Pod is a pod of a workload that the harness runs as a kubelet would,
@@ -207,14 +211,41 @@ func NewPod(c *Cluster, n *Network, w Workload, dir string, opts PodOptions) (*P
 	if err != nil {
 		return nil, fmt.Errorf("creating the pod of %s: %w", w, err)
 	}
+	return runPod(ctx, c, n, created, dir, opts, " of "+w.String())
+}
+
+// AdoptPod runs pod, a Pod object that exists already (created by a
+// controller, such as a ReplicaSet's, and bound to a node by a scheduler),
+// as NewPod runs the pod it creates: its status, deletion through the API
+// and Delete work the same way. It does not publish kube-root-ca.crt or
+// the ServiceAccount "default": the cluster's kube-controller-manager does.
+// The pod keeps its files in dir, which must exist, and the caller must
+// call Delete (or delete the object). On error nothing is left running and
+// the Pod object is deleted.
+func AdoptPod(c *Cluster, n *Network, pod *corev1.Pod, dir string, opts PodOptions) (*Pod, error) {
+	if opts.Registry == nil {
+		reg, err := DefaultRegistry()
+		if err != nil {
+			return nil, err
+		}
+		opts.Registry = reg
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	return runPod(ctx, c, n, pod.DeepCopy(), dir, opts, "")
+}
+
+// runPod starts the pod of the stored object obj; of says whose pod it
+// is in errors.
+func runPod(ctx context.Context, c *Cluster, n *Network, obj *corev1.Pod, dir string, opts PodOptions, of string) (*Pod, error) {
 	p := &Pod{
-		Name: created.Name, Namespace: created.Namespace, UID: created.UID, Dir: dir,
-		client: c.Client, opts: opts, obj: created,
+		Name: obj.Name, Namespace: obj.Namespace, UID: obj.UID, Dir: dir,
+		client: c.Client, opts: opts, obj: obj,
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), writerDone: make(chan struct{}),
 		deleted: make(chan time.Duration, 1),
 	}
 	if err := p.start(ctx, c, n); err != nil {
-		return nil, errors.Join(fmt.Errorf("pod %s/%s of %s: %w", p.Namespace, p.Name, w, err), p.terminate(0))
+		return nil, errors.Join(fmt.Errorf("pod %s/%s%s: %w", p.Namespace, p.Name, of, err), p.terminate(0))
 	}
 	return p, nil
 }
@@ -308,6 +339,14 @@ func volumeDir(dir, name string) string { return filepath.Join(dir, "volumes", n
 
 // LogPath is the host file of the container's log.
 func (p *Pod) LogPath(container string) string { return filepath.Join(p.Dir, container+".log") }
+
+// CRILogPath is the host file of the container's log in the CRI format
+// (written with PodOptions.CRILog): one line of output per line,
+// "TIME STREAM TAG TEXT", TIME in RFC 3339 with nanoseconds, STREAM stdout
+// or stderr, TAG F for a whole line and P for the part of a longer one.
+func (p *Pod) CRILogPath(container string) string {
+	return filepath.Join(p.Dir, container+".cri.log")
+}
 
 func (p *Pod) log(c *containerRun) string {
 	data, _ := os.ReadFile(c.logPath)

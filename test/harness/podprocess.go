@@ -30,23 +30,45 @@ func (p *Pod) runInit(c *containerRun) error {
 
 // startContainer starts c's process, whose output goes to its log.
 func (p *Pod) startContainer(c *containerRun) error {
-	log, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	stdout, stderr, drain, err := p.containerOutput(c)
 	if err != nil {
 		return err
 	}
-	defer log.Close() // the process has its own copy
-	cmd, err := startInContainer(c.init, log, log)
+	cmd, err := startInContainer(c.init, stdout, stderr)
+	stdout.Close() // the process has its own copies
+	stderr.Close() // (a second Close of the same file does nothing)
 	if err != nil {
+		drain()
 		return fmt.Errorf("%s (%s): %w", c.field, c.spec.Name, err)
 	}
 	c.cmd = cmd
 	p.update(func() { c.state.started, c.state.pid = time.Now(), cmd.Process.Pid })
 	go func() {
 		_ = cmd.Wait()
+		drain()
 		p.update(func() { c.state.finished, c.state.exitCode = time.Now(), exitCode(cmd.ProcessState) })
 		close(c.exited)
 	}()
 	return nil
+}
+
+// containerOutput returns the files c's process writes its stdout and
+// stderr to (the caller closes them once it has started), and drain,
+// which returns once its output is logged: the plain log itself, or with
+// PodOptions.CRILog pipes copied to it and to the CRI log.
+func (p *Pod) containerOutput(c *containerRun) (stdout, stderr *os.File, drain func(), err error) {
+	if !p.opts.CRILog {
+		log, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return log, log, func() {}, nil
+	}
+	l, stdout, stderr, err := openCRILog(c.logPath, p.CRILogPath(c.spec.Name))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return stdout, stderr, l.wait, nil
 }
 
 // exitCode is the code kubelet reports: the exit status, or 128 plus the

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Builds the programs the end-to-end tests run: kube-apiserver and kubectl
 # (k8s.io/kubernetes), etcd, helm, oauth2-proxy and oidc (a small OpenID
-# Connect provider), each from its pinned module under test/tools/, into the
+# Connect provider), and for the test cluster (test/cluster)
+# kube-controller-manager, kube-scheduler and kwok, each from its pinned
+# module under test/tools/, into the
 # cache folder given as $1 (default .cache/bin). A program is rebuilt only
 # when its module's go.mod, go.sum or own main.go changed: the first build of
 # kube-apiserver takes about ten minutes on two cores.
@@ -47,3 +49,15 @@ build kube kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$kubever"
 build helm helm helm.sh/helm/v3/cmd/helm
 build oauth2-proxy oauth2-proxy github.com/oauth2-proxy/oauth2-proxy/v7
 build oidc oidc .
+
+# The test cluster's controllers come from a module of their own (kubecluster)
+# so that adding them leaves kube's go.mod, and so its two long builds,
+# alone; both modules pin the same Kubernetes version.
+if ! grep -qx "require k8s.io/kubernetes $kube" "$tools/kubecluster/go.mod"; then
+	echo "test/tools/kubecluster must require k8s.io/kubernetes $kube as test/tools/kube does" >&2
+	exit 1
+fi
+build kubecluster kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$kubever"
+build kubecluster kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$kubever"
+kwok=$(sed -n 's/^require sigs.k8s.io\/kwok v\([0-9.]*\)$/\1/p' "$tools/kwok/go.mod")
+build kwok kwok sigs.k8s.io/kwok/cmd/kwok "-X sigs.k8s.io/kwok/pkg/consts.Version=$kwok"
