@@ -15,7 +15,7 @@ COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
 VERSION_PKG := github.com/ramjet-dev/ramjet/dataplane/version
 LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
 
-.PHONY: all deps tools build image test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
+.PHONY: all deps tools cluster-tools cluster-test build image test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
 
 all: build
 
@@ -65,6 +65,16 @@ deps:
 ## time on two cores, then cached)
 tools:
 	./test/tools/build.sh $(BIN)
+
+## cluster-tools: also kube-controller-manager, kube-scheduler and kwok
+## for the test cluster of test/cluster (about half an hour the first time)
+cluster-tools:
+	RAMJET_CLUSTER_TOOLS=1 ./test/tools/build.sh $(BIN)
+
+## cluster-test: the test cluster's own test (build tag conformance: the
+## Gateway API conformance suite is to run on this cluster)
+cluster-test: deps cluster-tools
+	$(GO) test -tags conformance -count=1 -timeout 30m ./test/cluster/
 
 ## test: run every test (what CI runs). The fuzz tests run their seed
 ## corpus here; exploring beyond it is `make fuzz`, kept out of CI because

@@ -1,3 +1,5 @@
+//go:build conformance
+
 package cluster_test
 
 import (
@@ -242,4 +244,3 @@ func echoPod(t *testing.T, url string) string {
 	}
 	return answer.Pod
 }
-

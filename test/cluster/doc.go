@@ -1,3 +1,5 @@
+//go:build conformance
+
 // Package cluster runs a small Kubernetes cluster for end-to-end tests, one
 // that the Gateway API conformance suite can use: Deployments become Ready
 // Pods running real programs at addresses of a test network

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -123,6 +124,9 @@ func build(root, dir string, names []string) error {
 		strings.Join(missing(dir, names), ", "), dir, script)
 	cmd := exec.Command("sh", script, dir)
 	cmd.Dir = root
+	if slices.ContainsFunc(names, func(n string) bool { return !slices.Contains(binaries, n) }) {
+		cmd.Env = append(os.Environ(), "RAMJET_CLUSTER_TOOLS=1") // the test cluster's programs
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

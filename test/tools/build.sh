@@ -50,6 +50,13 @@ build helm helm helm.sh/helm/v3/cmd/helm
 build oauth2-proxy oauth2-proxy github.com/oauth2-proxy/oauth2-proxy/v7
 build oidc oidc .
 
+# The test cluster (test/cluster, `make conformance`) is built only when
+# RAMJET_CLUSTER_TOOLS=1: its three programs take about half an hour on two
+# cores, which `make test` does not need.
+if [ "${RAMJET_CLUSTER_TOOLS:-}" != 1 ]; then
+	exit 0
+fi
+
 # The test cluster's controllers come from a module of their own (kubecluster)
 # so that adding them leaves kube's go.mod, and so its two long builds,
 # alone; both modules pin the same Kubernetes version.
