@@ -86,6 +86,34 @@ endpoints:
   - addresses: [10.1.0.1]
 `
 
+// gatewayManifest is a GatewayClass of ours, a Gateway and an HTTPRoute.
+const gatewayManifest = `
+apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: ramjet}
+spec: {controllerName: ramjet.dev/gateway}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: shop}
+spec:
+  gatewayClassName: ramjet
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [shop.example.com]
+  rules: [{matches: [{path: {type: PathPrefix, value: /shop}}], backendRefs: [{name: web, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {ports: [{port: 80}]}
+`
+
 func TestTranslateCommand(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "ramjet-ingress")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
@@ -116,6 +144,20 @@ func TestTranslateCommand(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("output lacks %q:\n%s", want, out)
 			}
+		}
+	})
+	t.Run("the Gateway API alone, on a shared listener", func(t *testing.T) {
+		out, code := run(gatewayManifest, "translate", "-f", "-", "--ingress=false", "--gateway-api", "--gateway-listener", "80=http")
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		for _, want := range []string{"s_http_shop_example_com", "prefix: /shop", "p_shop_web_80", "HTTPRoute shop/web"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if out, code := run(gatewayManifest, "translate", "-f", "-", "--gateway-api", "--gateway-listener", "80=nope"); code == 0 || !strings.Contains(out, `no listener "nope"`) {
+			t.Errorf("a --gateway-listener naming no base listener: exit %d:\n%s", code, out)
 		}
 	})
 	t.Run("json and --check", func(t *testing.T) {

@@ -11,12 +11,18 @@ import (
 
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/dataplane/certs"
+	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
 // Name is the input's name, as --gateway-api enables it.
 const Name = "gateway-api"
+
+func init() {
+	registry.RegisterInput(&registry.Input{Name: Name,
+		Doc: "gateway.networking.k8s.io/v1 GatewayClasses, Gateways, HTTPRoutes, GRPCRoutes, ReferenceGrants and BackendTLSPolicies."})
+}
 
 // Input is the Gateway API input with its options, as the controller runs
 // it: Compute's statuses, and the contributions that serve each
