@@ -242,4 +242,3 @@ func echoPod(t *testing.T, url string) string {
 	}
 	return answer.Pod
 }
-
