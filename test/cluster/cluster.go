@@ -159,6 +159,14 @@ func (c *Cluster) ready(ctx context.Context) error {
 	if !nodeReady(node) {
 		return errors.New("kwok has not made the Node " + NodeName + " Ready yet")
 	}
+	if len(node.Spec.Taints) > 0 {
+		// The API server taints a new Node not-ready, and without the node
+		// lifecycle controller nothing removes the taint once it is Ready.
+		node.Spec.Taints = nil
+		if _, err := c.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

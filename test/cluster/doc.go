@@ -29,7 +29,8 @@
 // root-ca-certificate-publisher. Service account tokens are signed with
 // the API server's key (sa.key of the harness's PKI), and every namespace
 // gets its ServiceAccount default and ConfigMap kube-root-ca.crt. There is
-// no node lifecycle controller (no taints, no evictions), no kube-proxy
+// no node lifecycle controller (no evictions; Start removes the not-ready
+// taint the API server gives a new Node), no kube-proxy
 // and no cluster DNS: cluster IPs other than the API server's lead
 // nowhere, as with the harness's pods.
 //
