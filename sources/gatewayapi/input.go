@@ -223,7 +223,7 @@ func (b *builder) table(gw *gatewayv1.Gateway, ls *ListenerState, listener strin
 	for i := range h.HTTP {
 		e := &h.HTTP[i]
 		sh := b.scoped(e.Ref, listener, h.Hostname, cert)
-		sh.Routes = append(sh.Routes, httpRoute(order, e))
+		sh.Routes = append(sh.Routes, httpRoute(order, e, ls.Listener.Port))
 		order++
 	}
 }

@@ -40,8 +40,9 @@ func origin(kind string, meta *metav1.ObjectMeta) core.Origin {
 	return core.Origin{Kind: kind, Namespace: meta.Namespace, Name: meta.Name, UID: string(meta.UID), Created: meta.CreationTimestamp.Time}
 }
 
-// httpRoute is the data-plane route of one HTTPRoute entry.
-func httpRoute(order int, e *HTTPEntry) core.ScopedRoute {
+// httpRoute is the data-plane route of one HTTPRoute entry on a Gateway
+// listener of the given port.
+func httpRoute(order int, e *HTTPEntry, port gatewayv1.PortNumber) core.ScopedRoute {
 	sr := core.ScopedRoute{Order: order, Match: httpMatch(e.Match)}
 	rule := e.Rule.Rule
 	mirror := 0
@@ -52,7 +53,7 @@ func httpRoute(order int, e *HTTPEntry) core.ScopedRoute {
 		case gatewayv1.HTTPRouteFilterResponseHeaderModifier:
 			sr.Policies.ResponseHeaders = headerChanges(f.ResponseHeaderModifier)
 		case gatewayv1.HTTPRouteFilterRequestRedirect:
-			sr.Redirect = redirect(f.RequestRedirect)
+			sr.Redirect = redirect(f.RequestRedirect, port)
 		case gatewayv1.HTTPRouteFilterURLRewrite:
 			sr.Policies.Rewrite = rewrite(f.URLRewrite)
 		case gatewayv1.HTTPRouteFilterRequestMirror:
@@ -196,8 +197,11 @@ func headerChanges(f *gatewayv1.HTTPHeaderFilter) *config.HeaderChanges {
 	return out
 }
 
-// redirect maps a RequestRedirect; its code defaults to 302.
-func redirect(f *gatewayv1.HTTPRequestRedirectFilter) *config.Redirect {
+// redirect maps a RequestRedirect; its code defaults to 302. Without a
+// port or a scheme the Location takes the Gateway listener's port, as the
+// spec says (not the data-plane listener's, which is a pod port in the
+// own-address mode).
+func redirect(f *gatewayv1.HTTPRequestRedirectFilter, listenerPort gatewayv1.PortNumber) *config.Redirect {
 	out := &config.Redirect{Code: 302, Scheme: deref(f.Scheme)}
 	if f.StatusCode != nil {
 		out.Code = *f.StatusCode
@@ -205,8 +209,11 @@ func redirect(f *gatewayv1.HTTPRequestRedirectFilter) *config.Redirect {
 	if f.Hostname != nil {
 		out.Hostname = string(*f.Hostname)
 	}
-	if f.Port != nil {
+	switch {
+	case f.Port != nil:
 		out.Port = int(*f.Port)
+	case out.Scheme == "":
+		out.Port = int(listenerPort)
 	}
 	out.Path, out.PathPrefix = pathModifier(f.Path)
 	return out

@@ -1,4 +1,4 @@
-// Package e2e tests nginx annotations end to end, on the path the
+// Package e2e tests nginx annotations (and Gateway API routes) end to end, on the path the
 // controller uses: Kubernetes objects (YAML) are read by offline.Read,
 // translated by sources.Translate with every annotation family on, written
 // with their files into a temporary folder, and served by a ramjetd running
@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
 	"github.com/ramjet-dev/ramjet/core"
@@ -41,6 +42,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/daemon"
 	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
+	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/offline"
@@ -94,10 +96,13 @@ func start(t *testing.T, objects string, data map[string]any) *ramjet {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Gateways share the base's listeners (--gateway-listener 80=http
+	// 443=https), so one ramjetd serves both inputs.
+	gateways := &gatewayapi.Input{Addressing: &gatewayapi.Shared{Ports: map[gatewayv1.PortNumber]string{80: "http", 443: "https"}}}
 	opts := sources.Options{
 		Inputs: []input.Input{&ingress.Input{Options: ingress.Options{
 			IngressClass: "ramjet", ControllerClass: ingress.DefaultControllerClass, Annotations: sel,
-		}}},
+		}}, gateways},
 		HTTPSListener: "https",
 	}
 	opts.Core.FileDir = dir
