@@ -113,14 +113,7 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) config.Match {
 		out.Method = string(*m.Method)
 	}
 	for _, h := range m.Headers {
-		if slices.ContainsFunc(out.Headers, func(o config.HeaderMatch) bool { return strings.EqualFold(o.Name, string(h.Name)) }) {
-			continue // the spec: only the first match of a name counts
-		}
-		hm := config.HeaderMatch{Name: string(h.Name), Exact: h.Value}
-		if h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression {
-			hm = config.HeaderMatch{Name: string(h.Name), Regex: h.Value}
-		}
-		out.Headers = append(out.Headers, hm)
+		out.Headers = addHeaderMatch(out.Headers, string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.HeaderMatchRegularExpression)
 	}
 	for _, q := range m.QueryParams {
 		if slices.ContainsFunc(out.Query, func(o config.QueryMatch) bool { return o.Name == string(q.Name) }) {
@@ -135,19 +128,24 @@ func httpMatch(m gatewayv1.HTTPRouteMatch) config.Match {
 	return out
 }
 
+// addHeaderMatch adds a header match unless one of the same name is there
+// already: the spec says only the first match of a name counts.
+func addHeaderMatch(ms []config.HeaderMatch, name, value string, regex bool) []config.HeaderMatch {
+	if slices.ContainsFunc(ms, func(o config.HeaderMatch) bool { return strings.EqualFold(o.Name, name) }) {
+		return ms
+	}
+	if regex {
+		return append(ms, config.HeaderMatch{Name: name, Regex: value})
+	}
+	return append(ms, config.HeaderMatch{Name: name, Exact: value})
+}
+
 // grpcMatch matches a gRPC method: the path /service/method.
 func grpcMatch(m gatewayv1.GRPCRouteMatch) config.Match {
 	out := config.Match{Method: "POST", Headers: []config.HeaderMatch{{Name: "Content-Type", Regex: grpcContentType}}}
 	out.Path = grpcPath(m.Method)
 	for _, h := range m.Headers {
-		if slices.ContainsFunc(out.Headers, func(o config.HeaderMatch) bool { return strings.EqualFold(o.Name, string(h.Name)) }) {
-			continue
-		}
-		hm := config.HeaderMatch{Name: string(h.Name), Exact: h.Value}
-		if h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression {
-			hm = config.HeaderMatch{Name: string(h.Name), Regex: h.Value}
-		}
-		out.Headers = append(out.Headers, hm)
+		out.Headers = addHeaderMatch(out.Headers, string(h.Name), h.Value, h.Type != nil && *h.Type == gatewayv1.GRPCHeaderMatchRegularExpression)
 	}
 	return out
 }
