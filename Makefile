@@ -15,7 +15,7 @@ COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
 VERSION_PKG := github.com/ramjet-dev/ramjet/dataplane/version
 LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
 
-.PHONY: all deps tools cluster-tools cluster-test build image test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
+.PHONY: all deps tools cluster-tools cluster-test conformance build image test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
 
 all: build
 
@@ -71,10 +71,18 @@ tools:
 cluster-tools:
 	RAMJET_CLUSTER_TOOLS=1 ./test/tools/build.sh $(BIN)
 
-## cluster-test: the test cluster's own test (build tag conformance: the
-## Gateway API conformance suite is to run on this cluster)
+## cluster-test: the test cluster's own test (build tag conformance)
 cluster-test: deps cluster-tools
 	$(GO) test -tags conformance -count=1 -timeout 30m ./test/cluster/
+
+## conformance: the Gateway API conformance suite, unmodified (profiles
+## GATEWAY-HTTP and GATEWAY-GRPC, every feature the GatewayClass's status
+## claims), on the test cluster with Ramjet installed by its chart; the
+## report goes to docs/conformance/report.yaml (see docs/conformance).
+## CONFORMANCE_ARGS passes the suite's flags, e.g. -run-test=HTTPRouteSimpleSameNamespace
+conformance: deps cluster-tools
+	$(GO) test -tags conformance -count=1 -timeout 90m ./test/conformance/ -run TestGatewayAPIConformance -v \
+	  -args -report-output=$(CURDIR)/docs/conformance/report.yaml $(CONFORMANCE_ARGS)
 
 ## test: run every test (what CI runs). The fuzz tests run their seed
 ## corpus here; exploring beyond it is `make fuzz`, kept out of CI because

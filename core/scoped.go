@@ -32,6 +32,9 @@ type Listener struct {
 	// (the one for names no application has), nil for the generated one.
 	TLS  bool
 	Cert *Certificate
+	// H2C also serves cleartext HTTP/2 with prior knowledge on a listener
+	// without TLS (config.Listener.H2C).
+	H2C bool
 }
 
 // ScopedHost is one hostname of one listener with its routes.
@@ -290,7 +293,7 @@ func (r *rendering) withListeners(base *config.Server, added map[string]*Contrib
 
 // listener renders an added listener, its certificate as files.
 func (r *rendering) listener(l Listener) *config.Listener {
-	out := &config.Listener{Address: l.Address}
+	out := &config.Listener{Address: l.Address, H2C: l.H2C && !l.TLS}
 	if l.TLS {
 		out.TLS = &config.ListenerTLS{}
 		if l.Cert != nil {

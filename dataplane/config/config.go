@@ -47,6 +47,11 @@ type Listener struct {
 	// chosen by ALPN). Its certificate is the default one, used when no
 	// application's certificate matches the name the client asked for.
 	TLS *ListenerTLS `yaml:"tls,omitempty" json:"tls,omitempty"`
+	// H2C also serves HTTP/2 without TLS to clients that start a
+	// connection with its preface (prior knowledge, RFC 9113 §3.3), as
+	// gRPC clients over cleartext do. Only for a listener without TLS,
+	// where ALPN chooses. The HTTP/1.1 Upgrade to h2c is never taken.
+	H2C bool `yaml:"h2c,omitempty" json:"h2c,omitempty"`
 }
 
 // ListenerTLS is the TLS setting of a listener. When both files are empty

@@ -209,6 +209,9 @@ func (s *Server) validate(l *errorList) {
 		if ln.TLS != nil && (ln.TLS.CertFile == "") != (ln.TLS.KeyFile == "") {
 			l.add(path+".tls", "cert_file and key_file go together (leave both empty for a generated certificate)")
 		}
+		if ln.TLS != nil && ln.H2C {
+			l.add(path+".h2c", "is only for a listener without tls: with TLS, ALPN chooses HTTP/2")
+		}
 	}
 	claim("server.health.address", s.Health.Address)
 	if strings.ContainsRune(s.Admin.Socket, 0) {

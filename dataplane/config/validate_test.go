@@ -132,6 +132,11 @@ func TestValidateRules(t *testing.T) {
 			c.Server.Listeners["http"].TLS = &config.ListenerTLS{KeyFile: "tls.key"}
 		}, []wantErr{{"server.listeners.http.tls", "cert_file and key_file go together"}}},
 		{"listener tls generated", func(c *config.Config) { c.Server.Listeners["http"].TLS = &config.ListenerTLS{} }, nil},
+		{"listener h2c without tls", func(c *config.Config) { c.Server.Listeners["http"].H2C = true }, nil},
+		{"listener h2c with tls", func(c *config.Config) {
+			c.Server.Listeners["http"].TLS = &config.ListenerTLS{}
+			c.Server.Listeners["http"].H2C = true
+		}, []wantErr{{"server.listeners.http.h2c", "only for a listener without tls"}}},
 
 		// server.health, server.admin
 		{"health address invalid", func(c *config.Config) { c.Server.Health.Address = "9090" },

@@ -16,7 +16,7 @@ import (
 // keeps all its listeners:
 //
 //  1. planListeners binds the sockets of the listeners that are new or
-//     changed (address, TLS on or off) before anything is swapped; a
+//     changed (address, TLS or h2c on or off) before anything is swapped; a
 //     failure closes what it bound and names the listener;
 //  2. the generation is swapped;
 //  3. applyListeners serves the new sockets, then retires the servers of
@@ -24,7 +24,7 @@ import (
 //     and their requests in flight get up to the shutdown timeout before
 //     their connections are closed.
 //
-// A listener whose name, address and TLS stay is not touched. A new
+// A listener whose name, address, TLS and h2c stay is not touched. A new
 // listener whose address is one a running listener was configured with
 // (a listener renamed, TLS turned on or off, two addresses swapped) takes
 // a duplicate of that socket instead of binding again, so the port never
@@ -69,7 +69,7 @@ func (d *Daemon) planListeners(next map[string]*config.Listener) (*listenerPlan,
 
 // unchanged reports whether the running server s serves cfg as it is.
 func unchanged(s *namedServer, cfg *config.Listener) bool {
-	return s != nil && cfg != nil && s.cfg.Address == cfg.Address && (s.cfg.TLS == nil) == (cfg.TLS == nil)
+	return s != nil && cfg != nil && s.cfg.Address == cfg.Address && (s.cfg.TLS == nil) == (cfg.TLS == nil) && s.cfg.H2C == cfg.H2C
 }
 
 // bindSocket listens on addr, or duplicates the socket of the active

@@ -22,7 +22,7 @@ import (
 const listenersConfig = `
 server:
   listeners:
-{{range $name, $l := .Listeners}}    {{$name}}: {address: "{{$l.Addr}}"{{if $l.TLS}}, tls: {}{{end}}}
+{{range $name, $l := .Listeners}}    {{$name}}: {address: "{{$l.Addr}}"{{if $l.TLS}}, tls: {}{{end}}{{if $l.H2C}}, h2c: true{{end}}}
 {{end}}  health: {address: "127.0.0.1:0"}
   admin: {socket: "{{.Dir}}/admin.sock"}
 tenants:
@@ -42,6 +42,7 @@ tenants:
 type testListener struct {
 	Addr string
 	TLS  bool
+	H2C  bool
 }
 
 // freeAddress is a loopback address nothing listens on.
@@ -53,6 +54,53 @@ func freeAddress(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// TestH2CListener: a listener with h2c serves HTTP/2 with prior knowledge
+// and HTTP/1.1 on one port, a listener without it HTTP/1.1 only (net/http
+// answers the preface as a bad HTTP/1 request), and turning h2c on by a
+// reload takes effect.
+func TestH2CListener(t *testing.T) {
+	slow := startBackend(t, echo("slow"))
+	plain := freeAddress(t)
+	start := map[string]testListener{"h2c": {Addr: "127.0.0.1:0", H2C: true}, "plain": {Addr: plain}}
+	td := startDaemon(t, listenersConfig, map[string]any{"Listeners": start, "Slow": slow.addr, "Version": 0})
+	if got, err := h2cGet(td.bound.get("h2c")); err != nil || got != "HTTP/2.0 200 v0" {
+		t.Errorf("h2c request to the h2c listener: %q, %v; want HTTP/2.0 200 v0", got, err)
+	}
+	if body := answerOf(t, td, "h2c"); body != "v0" {
+		t.Errorf("HTTP/1.1 request to the h2c listener: %q, want v0", body)
+	}
+	if got, err := h2cGet(td.bound.get("plain")); err == nil {
+		t.Errorf("h2c request to a listener without h2c answered %q", got)
+	}
+
+	td.write(t, listenersConfig, map[string]any{"Listeners": map[string]testListener{"h2c": start["h2c"], "plain": {Addr: plain, H2C: true}}, "Slow": slow.addr, "Version": 1})
+	if _, err := td.admin.Reload(context.Background()); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	if got, err := h2cGet(td.bound.get("plain")); err != nil || got != "HTTP/2.0 200 v1" {
+		t.Errorf("h2c request once h2c is on: %q, %v; want HTTP/2.0 200 v1", got, err)
+	}
+}
+
+// h2cGet sends GET http://app.test/ to addr over HTTP/2 with prior
+// knowledge and returns "PROTO STATUS BODY".
+func h2cGet(addr string) (string, error) {
+	protocols := new(http.Protocols)
+	protocols.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{Protocols: protocols, DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	}}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	resp, err := client.Get("http://app.test/")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.Proto + " " + strconv.Itoa(resp.StatusCode) + " " + string(body), err
 }
 
 // TestListenersChangeOnReload adds, removes and changes listeners by

@@ -181,6 +181,9 @@ func (d *Daemon) serveListener(name string, cfg *config.Listener, inner net.List
 	_, port, _ := net.SplitHostPort(inner.Addr().String())
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
+	// The fast HTTP/1 server hands a connection that starts with the
+	// HTTP/2 preface over to net/http, which serves it as h2c.
+	protocols.SetUnencryptedHTTP2(cfg.H2C)
 	guard := listener.Limits{
 		MaxHeadBytes: guardHead,
 		SendTimeout:  lim.SendTimeout.Or(config.DefaultSendTimeout),

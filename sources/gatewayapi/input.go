@@ -185,9 +185,11 @@ func (b *builder) gateway(gs *GatewayState, a Assignment) {
 
 // ownListener is the data-plane listener of a Gateway port: HTTPS when its
 // listeners are, with the default certificate of its listener without a
-// hostname (else of its first HTTPS listener).
+// hostname (else of its first HTTPS listener); otherwise plain HTTP that
+// also takes h2c with prior knowledge, for GRPCRoutes over cleartext (as
+// Envoy's automatic codec does).
 func ownListener(gs *GatewayState, port gatewayv1.PortNumber, pa PortAssignment) core.Listener {
-	l := core.Listener{Name: pa.Listener, Address: pa.Address}
+	l := core.Listener{Name: pa.Listener, Address: pa.Address, H2C: true}
 	for _, ls := range gs.Listeners {
 		if ls.Listener.Port != port || ls.Listener.Protocol != gatewayv1.HTTPSProtocolType || !ls.Programmed {
 			continue
