@@ -38,7 +38,7 @@ func (g *gatewayFlags) register(fs *pflag.FlagSet) {
 // own-address mode, the options of the per-Gateway Services (nil in the
 // shared mode).
 func (g *gatewayFlags) input(base *config.Server, resolveExternalName bool, publishService string) (*gatewayapi.Input, *gatewayservice.Options, error) {
-	in := &gatewayapi.Input{Options: gatewayapi.Options{ControllerName: gatewayv1.GatewayController(g.controllerName)}}
+	in := &gatewayapi.Input{Options: gatewayapi.Options{ControllerName: gatewayv1.GatewayController(g.controllerName), SupportedFeatures: gatewayapi.Features}}
 	in.Options.Resolve.AllowExternalName = resolveExternalName
 	if len(g.listeners) > 0 {
 		ports, err := gatewayapi.ParseListeners(g.listeners, base)
