@@ -15,6 +15,7 @@ import (
 
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
+	"github.com/ramjet-dev/ramjet/sources/gatewayservice"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -56,6 +57,12 @@ func GatewayResult(o Outcome) *gatewayapi.Result {
 // conditions stay as they are on the objects (False/Pending where there is
 // none yet): the data plane still serves the last loaded configuration.
 type GatewayStatus struct {
+	// Services, when set (the own-address mode), are the options of the
+	// per-Gateway Services (GatewayServices): the problems of their plan
+	// show in the Gateways' statuses (gatewayservice.Status). Nil in the
+	// shared mode.
+	Services *gatewayservice.Options
+
 	client     gatewayclient.Interface
 	controller gatewayv1.GatewayController
 	log        *slog.Logger
@@ -119,8 +126,10 @@ func (g *GatewayStatus) Report(ctx context.Context, o Outcome) {
 	for _, c := range res.Classes {
 		writeStatus(ctx, r, classes, c.Class, c.Status)
 	}
+	problems := g.serviceProblems(o, res)
 	for _, gw := range res.Gateways {
-		writeStatus(ctx, r, gateways, gw.Gateway, gw.Status)
+		key := snapshot.Key{Namespace: gw.Gateway.Namespace, Name: gw.Gateway.Name}
+		writeStatus(ctx, r, gateways, gw.Gateway, gatewayservice.Status(gw.Gateway, gw.Status, problems[key]))
 	}
 	ours := map[statusKey]bool{}
 	findings := routeFindings(o.Output.Findings)
@@ -144,6 +153,19 @@ func (g *GatewayStatus) Report(ctx context.Context, o Outcome) {
 		g.log.Debug("Gateway API statuses reported", "written", after.Written-before.Written,
 			"skipped", after.Skipped-before.Skipped, "failed", after.Failed-before.Failed)
 	}
+}
+
+// serviceProblems are the problems of the per-Gateway Services, by
+// Gateway; none without Services.
+func (g *GatewayStatus) serviceProblems(o Outcome, res *gatewayapi.Result) map[snapshot.Key][]gatewayservice.Problem {
+	if g.Services == nil {
+		return nil
+	}
+	out := map[snapshot.Key][]gatewayservice.Problem{}
+	for _, p := range servicePlan(o, res, *g.Services).Problems {
+		out[p.Gateway] = append(out[p.Gateway], p)
+	}
+	return out
 }
 
 // routeFindings are the findings about routes, by route: the merge of

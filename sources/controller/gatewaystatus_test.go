@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +23,7 @@ import (
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
+	"github.com/ramjet-dev/ramjet/sources/gatewayservice"
 	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 	"github.com/ramjet-dev/ramjet/test/harness"
@@ -295,4 +297,32 @@ func TestGatewayStatusAPIServer(t *testing.T) {
 	if got := f.route().Status.Parents; !equality.Semantic.DeepEqual(got, []gatewayv1.RouteParentStatus{foreign}) {
 		t.Errorf("parents without our parentRef differ (-want +got):\n%s", diff.Diff([]gatewayv1.RouteParentStatus{foreign}, got))
 	}
+}
+
+// TestGatewayStatusServiceProblems: with per-Gateway Services, a problem
+// of the Gateway's Service shows in its status on a real API server (a
+// foreign Service holding the name: Programmed False, AddressNotAssigned,
+// the problem as the message) and goes with the problem.
+func TestGatewayStatusServiceProblems(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t)
+	f.reporter.Services = &gatewayservice.Options{Namespace: "ramjet", Selector: map[string]string{"app": "ramjet-ingress"}, ControllerName: us}
+	key := snapshot.Key{Namespace: "shop", Name: "web"}
+	taken := f.outcome(true)
+	taken.Snapshot.Add(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ramjet", Name: gatewayservice.ServiceName(key)}})
+	f.report(taken)
+	gw, err := f.admin.GatewayV1().Gateways("shop").Get(t.Context(), "web", metav1.GetOptions{})
+	f.check(err)
+	got := wantCondition(t, "Gateway", gw.Status.Conditions, "Programmed", metav1.ConditionFalse, 1)
+	if got.Reason != string(gatewayv1.GatewayReasonAddressNotAssigned) || !strings.Contains(got.Message, "is not managed by Ramjet") {
+		t.Errorf("Programmed is %+v, want AddressNotAssigned naming the foreign Service", got)
+	}
+	wantCondition(t, "listener", gw.Status.Listeners[0].Conditions, "Programmed", metav1.ConditionFalse, 1)
+
+	if puts, _ := f.report(f.outcome(true)); puts != 1 {
+		t.Errorf("the problem gone made %d writes, want 1", puts)
+	}
+	gw, err = f.admin.GatewayV1().Gateways("shop").Get(t.Context(), "web", metav1.GetOptions{})
+	f.check(err)
+	wantCondition(t, "Gateway", gw.Status.Conditions, "Programmed", metav1.ConditionTrue, 1)
 }
