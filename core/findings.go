@@ -62,6 +62,19 @@ type Finding struct {
 	Object  Origin
 	Reason  Reason
 	Message string
+	// Scope is the scoped host the finding is about, for a finding that
+	// leaves out one host of a scoped contribution on one listener; the
+	// zero value (no Listener) for a finding about the whole object or
+	// its Ingress-shaped rules. The input that made the scoped host maps
+	// it back to what asked for it (a Gateway API route's parentRefs).
+	Scope Scope
+}
+
+// Scope names the scoped host of one listener.
+type Scope struct {
+	// Listener is the data-plane listener; Host the hostname ("" is the
+	// listener's catch-all).
+	Listener, Host string
 }
 
 // MaxMessage bounds a finding's message; user values in messages are cut
@@ -98,8 +111,8 @@ func quote(v string) string {
 	return string(append(b, '"'))
 }
 
-// SortFindings orders findings by object (oldest first), then reason and
-// message, and drops exact duplicates.
+// SortFindings orders findings by object (oldest first), then reason,
+// message and scope, and drops exact duplicates.
 func SortFindings(fs []Finding) []Finding {
 	slices.SortFunc(fs, func(a, b Finding) int {
 		if a.Object != b.Object {
@@ -111,7 +124,10 @@ func SortFindings(fs []Finding) []Finding {
 		if c := cmp.Compare(a.Reason, b.Reason); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Message, b.Message)
+		if c := cmp.Compare(a.Message, b.Message); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.Scope.Listener, b.Scope.Listener), cmp.Compare(a.Scope.Host, b.Scope.Host))
 	})
 	return slices.Compact(fs)
 }

@@ -249,7 +249,7 @@ func dropLostScoped(c *Contribution, ingressClaims map[string]*Contribution, add
 	var kept []ScopedHost
 	for _, sh := range c.Scoped {
 		if i := ingressClaims[sh.Host]; added[sh.Listener] == nil && i != nil && !Older(c.Origin, i.Origin) {
-			findings = append(findings, sharedHostFinding(c, sh.Host, i))
+			findings = append(findings, lostScopedFinding(c, sh, i))
 			continue
 		}
 		kept = append(kept, sh)
@@ -264,6 +264,14 @@ func sharedHostFinding(loser *Contribution, host string, winner *Contribution) F
 	return Finding{Object: loser.Origin, Reason: PathConflict, Message: cutMessage(fmt.Sprintf(
 		"%s is served by %s, whose claim is older; an Ingress and a Gateway API route never serve one host together, so this object's rules for it are not served",
 		hostPhrase(host), winner.Origin))}
+}
+
+// lostScopedFinding tells a scoped contribution that an Ingress-shaped one
+// claimed a host of a shared listener first.
+func lostScopedFinding(loser *Contribution, sh ScopedHost, winner *Contribution) Finding {
+	return Finding{Object: loser.Origin, Reason: PathConflict, Scope: Scope{Listener: sh.Listener, Host: sh.Host}, Message: cutMessage(fmt.Sprintf(
+		"%s of listener %s is served by %s, whose claim is older; an Ingress and a Gateway API route never serve one host together, so this object's rules for it are not served",
+		hostPhrase(sh.Host), Quote(sh.Listener), winner.Origin))}
 }
 
 // withListeners returns a copy of base with the listeners contributions

@@ -126,7 +126,7 @@ func TestScoped(t *testing.T) {
 			"s_http_other_example_com [http] / -> p_ns_c_80",
 			"s_http_other_example_com [http] default -> 404",
 		},
-		findings: []string{`ns/a PathConflict: host "shop.example.com" is served by Ingress ns/shop, whose claim is older; an Ingress and a Gateway API route never serve one host together, so this object's rules for it are not served`},
+		findings: []string{`ns/a PathConflict: host "shop.example.com" of listener "http" is served by Ingress ns/shop, whose claim is older; an Ingress and a Gateway API route never serve one host together, so this object's rules for it are not served`},
 	}, {
 		name: "on a shared listener the older route takes the host from the Ingress",
 		cs: []*Contribution{
@@ -178,4 +178,19 @@ func TestScopedLeftOutListenerIsReported(t *testing.T) {
 	if r.Config.Server.Listeners["gw1"] != nil {
 		t.Errorf("the listener with a bad address was added: %+v", r.Config.Server.Listeners["gw1"])
 	}
+}
+
+func TestScopedLostHostNamesItsScope(t *testing.T) {
+	r := build(t, Options{}, ing("ns", "shop", 0).rule("shop.example.com", prefix("/", "web")),
+		route("a", 2, "http", "shop.example.com", to(1, config.PathMatch{Prefix: "/"}, "a")))
+	want := Scope{Listener: "http", Host: "shop.example.com"}
+	for _, f := range r.Findings {
+		if f.Object.Kind == "HTTPRoute" && f.Reason == PathConflict {
+			if f.Scope != want {
+				t.Errorf("scope = %+v, want %+v", f.Scope, want)
+			}
+			return
+		}
+	}
+	t.Errorf("no PathConflict finding for the route in %v", findings(r))
 }

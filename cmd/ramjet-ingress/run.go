@@ -194,7 +194,9 @@ func (f *runFlags) reporters(ctx context.Context, restConfig *rest.Config, clien
 			out = append(out, controller.NewGatewayServices(client, *f.gatewayServices, log))
 		}
 		if !f.noStatus {
-			out = append(out, controller.NewGatewayStatus(gateways, gatewayv1.GatewayController(f.gateway.controllerName), log))
+			status := controller.NewGatewayStatus(gateways, gatewayv1.GatewayController(f.gateway.controllerName), log)
+			status.Services = f.gatewayServices
+			out = append(out, status)
 		}
 	}
 	return out, nil

@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
 )
 
 // The merges below turn the status an object has and the status Compute
@@ -16,18 +18,19 @@ import (
 // they are. They never change their arguments.
 
 // mergeConditions returns computed merged into current. A condition of
-// ours (a type without a domain prefix, which the Gateway API defines)
-// takes its computed value in its place, keeping its lastTransitionTime
-// when its status is unchanged, or goes when it is no longer computed; a
-// condition with a newer observedGeneration than the computed one is kept
-// (it was written from a newer object than ours). Domain-prefixed types
-// (example.com/Type) belong to others and are kept as they are. Computed
-// conditions the object lacks are appended, transitioned now.
+// ours (a type without a domain prefix, which the Gateway API defines, or
+// one of gatewayapi.ConditionPrefix) takes its computed value in its
+// place, keeping its lastTransitionTime when its status is unchanged, or
+// goes when it is no longer computed; a condition with a newer
+// observedGeneration than the computed one is kept (it was written from a
+// newer object than ours). Types of other domains (example.com/Type)
+// belong to others and are kept as they are. Computed conditions the
+// object lacks are appended, transitioned now.
 func mergeConditions(current, computed []metav1.Condition, now metav1.Time) []metav1.Condition {
 	out := make([]metav1.Condition, 0, len(current)+len(computed))
 	done := make(map[string]bool, len(computed))
 	for _, c := range current {
-		if strings.Contains(c.Type, "/") {
+		if strings.Contains(c.Type, "/") && !strings.HasPrefix(c.Type, gatewayapi.ConditionPrefix) {
 			out = append(out, c)
 			continue
 		}

@@ -79,6 +79,20 @@ func TestMergeParents(t *testing.T) {
 		want: []gatewayv1.RouteParentStatus{foreign, parent(us, gatewayRef("web"),
 			cond("Accepted", F, "NotAllowedByListeners", 2, now), cond("example.com/Audited", T, "Audited", 1, earlier))},
 	}, {
+		name: "a ramjet.dev/ condition is ours: it keeps its time while it lasts and goes when no longer computed",
+		current: []gatewayv1.RouteParentStatus{
+			parent(us, gatewayRef("web"), cond("Accepted", T, "Accepted", 1, earlier), cond("ramjet.dev/Conflicted", T, "PathConflict", 1, earlier)),
+			parent(us, gatewayRef("api"), cond("Accepted", T, "Accepted", 1, earlier), cond("ramjet.dev/Conflicted", T, "PathConflict", 1, earlier)),
+		},
+		computed: []gatewayv1.RouteParentStatus{
+			parent(us, gatewayRef("web"), cond("Accepted", T, "Accepted", 1, metav1.Time{}), cond("ramjet.dev/Conflicted", T, "PathConflict", 1, metav1.Time{})),
+			parent(us, gatewayRef("api"), cond("Accepted", T, "Accepted", 1, metav1.Time{})),
+		},
+		want: []gatewayv1.RouteParentStatus{
+			parent(us, gatewayRef("web"), cond("Accepted", T, "Accepted", 1, earlier), cond("ramjet.dev/Conflicted", T, "PathConflict", 1, earlier)),
+			parent(us, gatewayRef("api"), cond("Accepted", T, "Accepted", 1, earlier)),
+		},
+	}, {
 		name: "our entry of a parentRef that is gone is dropped; the ports tell entries apart",
 		current: []gatewayv1.RouteParentStatus{
 			parent(us, onPort(gatewayRef("web"), 80), cond("Accepted", T, "Accepted", 1, earlier)),

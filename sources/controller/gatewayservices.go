@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
 	"github.com/ramjet-dev/ramjet/sources/gatewayservice"
 )
 
@@ -33,19 +34,7 @@ func (g *GatewayServices) Report(ctx context.Context, o Outcome) {
 	if res == nil {
 		return
 	}
-	var gateways []*gatewayv1.Gateway
-	for _, gs := range res.Gateways {
-		if gs.Accepted {
-			gateways = append(gateways, gs.Gateway)
-		}
-	}
-	var services []*corev1.Service
-	for key, svc := range o.Snapshot.Services {
-		if key.Namespace == g.opts.Namespace {
-			services = append(services, svc)
-		}
-	}
-	plan := gatewayservice.Desired(gateways, services, g.opts)
+	plan := servicePlan(o, res, g.opts)
 	for _, p := range plan.Problems {
 		g.log.Warn("a Gateway's Service", "gateway", p.Gateway.String(), "reason", string(p.Reason), "problem", p.Message)
 	}
@@ -58,4 +47,23 @@ func (g *GatewayServices) Report(ctx context.Context, o Outcome) {
 		return
 	}
 	g.log.Info("per-Gateway Services written", "created", len(plan.Create), "updated", len(plan.Update), "deleted", len(plan.Delete))
+}
+
+// servicePlan plans the Services of the accepted Gateways of res from the
+// Services of o's snapshot. It is a pure function of its arguments: the
+// Gateway statuses show the problems of the plan GatewayServices writes.
+func servicePlan(o Outcome, res *gatewayapi.Result, opts gatewayservice.Options) gatewayservice.Plan {
+	var gateways []*gatewayv1.Gateway
+	for _, gs := range res.Gateways {
+		if gs.Accepted {
+			gateways = append(gateways, gs.Gateway)
+		}
+	}
+	var services []*corev1.Service
+	for key, svc := range o.Snapshot.Services {
+		if key.Namespace == opts.Namespace {
+			services = append(services, svc)
+		}
+	}
+	return gatewayservice.Desired(gateways, services, opts)
 }

@@ -13,7 +13,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
+	"github.com/ramjet-dev/ramjet/sources/gatewayservice"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -30,6 +32,8 @@ func GatewayResult(o Outcome) *gatewayapi.Result {
 // GatewayStatus writes the statuses the Gateway API input computed to the
 // status subresource of our GatewayClasses, their Gateways, the
 // HTTPRoutes and GRPCRoutes attached to them and the BackendTLSPolicies.
+// A route's entries also say what the merge with the other inputs' objects
+// left out of it (gatewayapi.RouteState.ParentsWith).
 //
 // It writes with an update carrying the resourceVersion of the object it
 // read, not a patch: status.parents and status.ancestors are lists shared
@@ -53,6 +57,12 @@ func GatewayResult(o Outcome) *gatewayapi.Result {
 // conditions stay as they are on the objects (False/Pending where there is
 // none yet): the data plane still serves the last loaded configuration.
 type GatewayStatus struct {
+	// Services, when set (the own-address mode), are the options of the
+	// per-Gateway Services (GatewayServices): the problems of their plan
+	// show in the Gateways' statuses (gatewayservice.Status). Nil in the
+	// shared mode.
+	Services *gatewayservice.Options
+
 	client     gatewayclient.Interface
 	controller gatewayv1.GatewayController
 	log        *slog.Logger
@@ -116,16 +126,21 @@ func (g *GatewayStatus) Report(ctx context.Context, o Outcome) {
 	for _, c := range res.Classes {
 		writeStatus(ctx, r, classes, c.Class, c.Status)
 	}
+	problems := g.serviceProblems(o, res)
 	for _, gw := range res.Gateways {
-		writeStatus(ctx, r, gateways, gw.Gateway, gw.Status)
+		key := snapshot.Key{Namespace: gw.Gateway.Namespace, Name: gw.Gateway.Name}
+		writeStatus(ctx, r, gateways, gw.Gateway, gatewayservice.Status(gw.Gateway, gw.Status, problems[key]))
 	}
 	ours := map[statusKey]bool{}
+	findings := routeFindings(o.Output.Findings)
 	for _, rt := range res.Routes {
-		ours[statusKey{rt.Kind, rt.Key()}] = true
+		key := statusKey{rt.Kind, rt.Key()}
+		ours[key] = true
+		computed := gatewayv1.RouteStatus{Parents: rt.ParentsWith(findings[key])}
 		if rt.HTTP != nil {
-			writeStatus(ctx, r, routes, rt.HTTP, gatewayv1.RouteStatus{Parents: rt.Parents})
+			writeStatus(ctx, r, routes, rt.HTTP, computed)
 		} else {
-			writeStatus(ctx, r, grpc, rt.GRPC, gatewayv1.RouteStatus{Parents: rt.Parents})
+			writeStatus(ctx, r, grpc, rt.GRPC, computed)
 		}
 	}
 	for _, p := range res.Policies {
@@ -138,6 +153,33 @@ func (g *GatewayStatus) Report(ctx context.Context, o Outcome) {
 		g.log.Debug("Gateway API statuses reported", "written", after.Written-before.Written,
 			"skipped", after.Skipped-before.Skipped, "failed", after.Failed-before.Failed)
 	}
+}
+
+// serviceProblems are the problems of the per-Gateway Services, by
+// Gateway; none without Services.
+func (g *GatewayStatus) serviceProblems(o Outcome, res *gatewayapi.Result) map[snapshot.Key][]gatewayservice.Problem {
+	if g.Services == nil {
+		return nil
+	}
+	out := map[snapshot.Key][]gatewayservice.Problem{}
+	for _, p := range servicePlan(o, res, *g.Services).Problems {
+		out[p.Gateway] = append(out[p.Gateway], p)
+	}
+	return out
+}
+
+// routeFindings are the findings about routes, by route: the merge of
+// every input's contributions leaves out what an older Ingress or Gateway
+// holds, and the routes' status says so (gatewayapi.RouteConditionConflicted).
+func routeFindings(fs []core.Finding) map[statusKey][]core.Finding {
+	out := map[statusKey][]core.Finding{}
+	for _, f := range fs {
+		if f.Object.Kind == "HTTPRoute" || f.Object.Kind == "GRPCRoute" {
+			key := statusKey{f.Object.Kind, snapshot.Key{Namespace: f.Object.Namespace, Name: f.Object.Name}}
+			out[key] = append(out[key], f)
+		}
+	}
+	return out
 }
 
 // report is one Report's state.

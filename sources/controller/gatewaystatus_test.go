@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +20,10 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayclient "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
+	"github.com/ramjet-dev/ramjet/sources/gatewayservice"
 	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 	"github.com/ramjet-dev/ramjet/test/harness"
@@ -158,7 +161,7 @@ func (f *gatewayFixture) outcome(published bool) Outcome {
 			{Namespace: "shop", Name: "web"}: {{Type: new(gatewayv1.IPAddressType), Value: "198.18.0.10"}},
 		},
 	})
-	out := &sources.Output{Inputs: map[string]*input.Translation{gatewayapi.Name: {Detail: res}}}
+	out := &sources.Output{Result: &core.Result{}, Inputs: map[string]*input.Translation{gatewayapi.Name: {Detail: res}}}
 	return Outcome{Snapshot: snap, Output: out, Published: published}
 }
 
@@ -202,8 +205,9 @@ func wantCondition(t *testing.T, what string, conds []metav1.Condition, typ stri
 // real API server: the first report writes the three, the same outcome
 // and a fresh one write nothing, a changed route rewrites only our entry
 // of it (after a conflict with the other controller), keeping the
-// lastTransitionTime of an unchanged condition, and a route that no longer
-// names our Gateway loses our entry only.
+// lastTransitionTime of an unchanged condition, a finding about the route
+// adds ramjet.dev/Conflicted to our entry until it goes, and a route that
+// no longer names our Gateway loses our entry only.
 func TestGatewayStatusAPIServer(t *testing.T) {
 	t.Parallel()
 	f := newGatewayFixture(t)
@@ -266,6 +270,23 @@ func TestGatewayStatusAPIServer(t *testing.T) {
 		t.Errorf("a snapshot of the rewritten route made %d writes, want 0", puts)
 	}
 
+	conflicted := f.outcome(true)
+	lost := core.Finding{Object: core.Origin{Kind: "HTTPRoute", Namespace: "shop", Name: "store"}, Reason: core.PathConflict,
+		Message: `host "shop.example.com" of listener "http" is served by Ingress shop/web, whose claim is older`}
+	conflicted.Output.Findings = []core.Finding{lost}
+	if puts, _ := f.report(conflicted); puts != 1 {
+		t.Errorf("a finding about the route made %d writes, want 1", puts)
+	}
+	got := wantCondition(t, "conflicted route", ours(t, f.route()).Conditions, string(gatewayapi.RouteConditionConflicted), metav1.ConditionTrue, 2)
+	if got.Reason != string(core.PathConflict) || got.Message != lost.Message {
+		t.Errorf("the Conflicted condition is %+v, want reason PathConflict and the finding's message", got)
+	}
+	wantCondition(t, "conflicted route", ours(t, f.route()).Conditions, "Accepted", metav1.ConditionTrue, 2)
+	if puts, _ := f.report(f.outcome(true)); puts != 1 || meta.FindStatusCondition(ours(t, f.route()).Conditions, string(gatewayapi.RouteConditionConflicted)) != nil {
+		t.Errorf("the finding gone made %d writes and left %+v, want 1 write and no Conflicted condition", puts, ours(t, f.route()).Conditions)
+	}
+
+	route = f.route()
 	foreign = route.Status.Parents[0]
 	route.Spec.ParentRefs = []gatewayv1.ParentReference{gatewayRef("edge")}
 	_, err = v1.HTTPRoutes("shop").Update(ctx, route, metav1.UpdateOptions{})
@@ -276,4 +297,32 @@ func TestGatewayStatusAPIServer(t *testing.T) {
 	if got := f.route().Status.Parents; !equality.Semantic.DeepEqual(got, []gatewayv1.RouteParentStatus{foreign}) {
 		t.Errorf("parents without our parentRef differ (-want +got):\n%s", diff.Diff([]gatewayv1.RouteParentStatus{foreign}, got))
 	}
+}
+
+// TestGatewayStatusServiceProblems: with per-Gateway Services, a problem
+// of the Gateway's Service shows in its status on a real API server (a
+// foreign Service holding the name: Programmed False, AddressNotAssigned,
+// the problem as the message) and goes with the problem.
+func TestGatewayStatusServiceProblems(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t)
+	f.reporter.Services = &gatewayservice.Options{Namespace: "ramjet", Selector: map[string]string{"app": "ramjet-ingress"}, ControllerName: us}
+	key := snapshot.Key{Namespace: "shop", Name: "web"}
+	taken := f.outcome(true)
+	taken.Snapshot.Add(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ramjet", Name: gatewayservice.ServiceName(key)}})
+	f.report(taken)
+	gw, err := f.admin.GatewayV1().Gateways("shop").Get(t.Context(), "web", metav1.GetOptions{})
+	f.check(err)
+	got := wantCondition(t, "Gateway", gw.Status.Conditions, "Programmed", metav1.ConditionFalse, 1)
+	if got.Reason != string(gatewayv1.GatewayReasonAddressNotAssigned) || !strings.Contains(got.Message, "is not managed by Ramjet") {
+		t.Errorf("Programmed is %+v, want AddressNotAssigned naming the foreign Service", got)
+	}
+	wantCondition(t, "listener", gw.Status.Listeners[0].Conditions, "Programmed", metav1.ConditionFalse, 1)
+
+	if puts, _ := f.report(f.outcome(true)); puts != 1 {
+		t.Errorf("the problem gone made %d writes, want 1", puts)
+	}
+	gw, err = f.admin.GatewayV1().Gateways("shop").Get(t.Context(), "web", metav1.GetOptions{})
+	f.check(err)
+	wantCondition(t, "Gateway", gw.Status.Conditions, "Programmed", metav1.ConditionTrue, 1)
 }

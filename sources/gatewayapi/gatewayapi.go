@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
@@ -182,6 +183,10 @@ type RouteState struct {
 	// order; nil for a rule that is dropped (PartiallyInvalid).
 	HTTPRules []*HTTPRule
 	GRPCRules []*GRPCRule
+	// scopes are, per scoped host the route's entries are in, the indices
+	// in Parents of the parentRefs that put them there (Input.Translate
+	// sets them; see ParentsWith).
+	scopes map[core.Scope][]int
 }
 
 // Key is the route's namespace and name.

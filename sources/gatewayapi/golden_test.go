@@ -15,8 +15,10 @@ import (
 
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/registry"
 	"github.com/ramjet-dev/ramjet/sources"
 	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
+	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/input"
 	"github.com/ramjet-dev/ramjet/sources/offline"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
@@ -30,8 +32,11 @@ import (
 //	                   unaddressed (Gateways "ns/name" without an address;
 //	                   every other Gateway has 198.18.0.1) and shared
 //	                   (port: listener of the base; without it every
-//	                   Gateway port gets a listener of its own)
-//	-- status.yaml --  the statuses and each listener's tables (expected)
+//	                   Gateway port gets a listener of its own) and
+//	                   ingress (true: the Ingress input runs first, so
+//	                   that Ingresses and routes share those listeners)
+//	-- status.yaml --  the statuses (a route's with the conditions the
+//	                   findings add) and each listener's tables (expected)
 //	-- ramjet.yaml --  the listeners added and the tenant (expected)
 //	-- findings --     the findings and the state of every object
 //	                   (expected)
@@ -68,6 +73,7 @@ type caseOptions struct {
 	Features    []gatewayv1.FeatureName         `yaml:"features"`
 	Unaddressed []string                        `yaml:"unaddressed"`
 	Shared      map[gatewayv1.PortNumber]string `yaml:"shared"`
+	Ingress     bool                            `yaml:"ingress"`
 }
 
 // testAddressing gives every Gateway the address 198.18.0.1 (but the
@@ -121,13 +127,22 @@ func translate(t *testing.T, a *golden.Archive) map[string]string {
 	in := &gatewayapi.Input{Options: gatewayapi.Options{SupportedFeatures: co.Features}, Addressing: &ta}
 	base := &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}, "https": {Address: ":443", TLS: &config.ListenerTLS{}}}}
 	opts := sources.Options{Inputs: []input.Input{in}}
+	if co.Ingress {
+		sel, err := registry.Select("all")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ing := &ingress.Input{Options: ingress.Options{IngressClass: ingress.DefaultIngressClass,
+			ControllerClass: ingress.DefaultControllerClass, Annotations: sel}}
+		opts.Inputs = []input.Input{ing, in}
+	}
 	opts.Core.FileDir = "/etc/ramjet/generated"
 	out := sources.Translate(snap, base, opts)
 	if err := out.Config.Validate(); err != nil {
 		t.Fatalf("the translation is not valid: %v", err)
 	}
 	res := out.Inputs[gatewayapi.Name].Detail.(*gatewayapi.Result)
-	return map[string]string{"status.yaml": render(t, res), "ramjet.yaml": served(t, out, base), "findings": golden.FindingLines(out, notes)}
+	return map[string]string{"status.yaml": render(t, res, out.Findings), "ramjet.yaml": served(t, out, base), "findings": golden.FindingLines(out, notes)}
 }
 
 // served renders the listeners the translation added and the tenant.
@@ -173,7 +188,7 @@ type host struct {
 	GRPC     []string `json:"grpc,omitempty"`
 }
 
-func render(t *testing.T, res *gatewayapi.Result) string {
+func render(t *testing.T, res *gatewayapi.Result, findings []core.Finding) string {
 	var docs []doc
 	for _, c := range res.Classes {
 		docs = append(docs, doc{Kind: "GatewayClass", Name: c.Class.Name, Status: c.Status})
@@ -189,7 +204,7 @@ func render(t *testing.T, res *gatewayapi.Result) string {
 		docs = append(docs, d)
 	}
 	for _, r := range res.Routes {
-		docs = append(docs, doc{Kind: r.Kind, Name: r.Namespace + "/" + r.Name, Status: gatewayv1.RouteStatus{Parents: r.Parents}})
+		docs = append(docs, doc{Kind: r.Kind, Name: r.Namespace + "/" + r.Name, Status: gatewayv1.RouteStatus{Parents: r.ParentsWith(findings)}})
 	}
 	for _, p := range res.Policies {
 		docs = append(docs, doc{Kind: "BackendTLSPolicy", Name: p.Policy.Namespace + "/" + p.Policy.Name, Status: p.Status})

@@ -124,7 +124,7 @@ func (in *Input) Translate(snap *snapshot.Snapshot) *input.Translation {
 		}
 	}
 	res := Compute(snap, opts)
-	b := &builder{routes: map[string]*core.Contribution{}, tables: map[tableKey]string{}}
+	b := &builder{routes: map[string]*core.Contribution{}, tables: map[tableKey]string{}, vias: map[string]map[core.Scope][]listenerOf{}}
 	gateways := slices.Clone(res.Gateways)
 	slices.SortStableFunc(gateways, func(a, b *GatewayState) int { return compareAge(&a.Gateway.ObjectMeta, &b.Gateway.ObjectMeta) })
 	for _, gs := range gateways {
@@ -134,9 +134,11 @@ func (in *Input) Translate(snap *snapshot.Snapshot) *input.Translation {
 	}
 	out := &input.Translation{Contributions: b.gateways, Detail: res}
 	for _, rs := range res.Routes {
-		if c := b.routes[routeID(rs.Kind, rs.Namespace, rs.Name)]; c != nil {
+		id := routeID(rs.Kind, rs.Namespace, rs.Name)
+		if c := b.routes[id]; c != nil {
 			out.Contributions = append(out.Contributions, c)
 		}
+		rs.scopes = scopeParents(rs, b.vias[id])
 	}
 	return out
 }
@@ -148,6 +150,9 @@ type builder struct {
 	// tables records which Gateway took each listener and hostname:
 	// Gateways sharing a listener cannot serve one hostname twice.
 	tables map[tableKey]string
+	// vias are, by routeID, the Gateway listeners that put the route's
+	// entries into each scoped host.
+	vias map[string]map[core.Scope][]listenerOf
 }
 
 type tableKey struct{ listener, hostname string }
@@ -207,6 +212,13 @@ func ownListener(gs *GatewayState, port gatewayv1.PortNumber, pa PortAssignment)
 // group in precedence order.
 func (b *builder) table(gw *gatewayv1.Gateway, ls *ListenerState, listener string, h *Host) {
 	k := tableKey{listener, h.Hostname}
+	scope := core.Scope{Listener: listener, Host: h.Hostname}
+	for _, e := range h.GRPC {
+		b.via(e.Ref, scope, gw, ls)
+	}
+	for _, e := range h.HTTP {
+		b.via(e.Ref, scope, gw, ls)
+	}
 	if holder, taken := b.tables[k]; taken {
 		if holder != gatewayKey(gw).String() {
 			b.sharedConflict(gw, listener, h, holder)
@@ -256,9 +268,10 @@ func (b *builder) sharedConflict(gw *gatewayv1.Gateway, listener string, h *Host
 		c := b.route(ref)
 		if id := routeID(ref.Kind, ref.Namespace, ref.Name); !seen[id] {
 			seen[id] = true
-			c.Findings = append(c.Findings, core.Finding{Object: c.Origin, Reason: core.PathConflict, Message: fmt.Sprintf(
-				"hostname %s of listener %s is already served by Gateway %s, which shares the listener and is older; the entries of Gateway %s for it are not served",
-				core.Quote(orAny(h.Hostname)), core.Quote(listener), holder, gatewayKey(gw))})
+			c.Findings = append(c.Findings, core.Finding{Object: c.Origin, Reason: core.PathConflict,
+				Scope: core.Scope{Listener: listener, Host: h.Hostname}, Message: fmt.Sprintf(
+					"hostname %s of listener %s is already served by Gateway %s, which shares the listener and is older; the entries of Gateway %s for it are not served",
+					core.Quote(orAny(h.Hostname)), core.Quote(listener), holder, gatewayKey(gw))})
 		}
 	}
 	for _, e := range h.GRPC {

@@ -24,7 +24,7 @@
 // be deleted or updated: a freed pod port is reused only once no Service
 // names it any more, so two replicas never read one pod port for two
 // Gateways. When the range is exhausted the Gateway port gets no Service
-// port and the plan reports a Problem, which status turns into a listener
+// port and the plan reports a Problem, which Status turns into a listener
 // that is not programmed.
 //
 // Services are Ramjet's when they carry the label
@@ -44,8 +44,8 @@
 // annotations other controllers add (a load balancer controller's, say)
 // are left alone.
 //
-// Desired and Assignments are pure functions of the objects they are
-// given; Provisioner.Apply writes a plan.
+// Desired, Assignments and Status are pure functions of the objects they
+// are given; Provisioner.Apply writes a plan.
 //
 // # Shared mode
 //
