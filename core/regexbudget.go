@@ -62,10 +62,7 @@ func (r *rendering) overRegexBudget(allowed int) []overBudget {
 // and their instructions in all.
 func (r *rendering) regexUses(name string) ([]regexUse, int) {
 	app := r.tenant.Applications[name]
-	host := app.Domains[0]
-	if host == "*" {
-		host = ""
-	}
+	host := inputHost(app.Domains[0])
 	byObject := map[*Contribution]config.RegexSize{}
 	total := 0
 	for i, route := range app.Routes {

@@ -43,7 +43,9 @@ type ScopedHost struct {
 	// base (a shared listener, where Ingresses are served too).
 	Listener string
 	// Host is the hostname; "" serves any name (the listener's
-	// catch-all).
+	// catch-all). A wildcard ("*.example.com") matches names of one or
+	// more labels before the rest, as the Gateway API's do (it is served
+	// as the data plane's "**.example.com").
 	Host string
 	// Cert is the host's certificate on a TLS listener; nil serves the
 	// listener's default.
@@ -318,6 +320,32 @@ func ScopedAppName(listener, host string) string {
 	return cut("s_" + listener + "_" + h)
 }
 
+// scopedDomain is the data-plane domain of a scoped host: a wildcard
+// ("*.example.com") matches one or more labels, which is the data plane's
+// "**.example.com" (its "*.example.com" matches one label, as an Ingress
+// host does); "" is the catch-all "*".
+func scopedDomain(host string) string {
+	switch {
+	case host == "":
+		return "*"
+	case strings.HasPrefix(host, "*."):
+		return "*" + host
+	}
+	return host
+}
+
+// inputHost is the host an input gave for a rendered domain, for findings:
+// scopedDomain undone ("**.example.com" was "*.example.com"; "*" was "").
+func inputHost(domain string) string {
+	switch {
+	case domain == "*":
+		return ""
+	case strings.HasPrefix(domain, "**."):
+		return domain[1:]
+	}
+	return domain
+}
+
 // scopedApplication renders one scoped table. Requests matching none of
 // its routes answer 404: a Gateway's unmatched requests never reach the
 // Ingress default backend.
@@ -329,11 +357,9 @@ func (r *rendering) scopedApplication(t *scopedTable) {
 			Quote(t.key.host), Quote(t.key.listener), name, owner)
 		return
 	}
-	app := &config.Application{Domains: []string{t.key.host}, Listeners: []string{t.key.listener},
+	app := &config.Application{Domains: []string{scopedDomain(t.key.host)}, Listeners: []string{t.key.listener},
 		DefaultRoute: &config.DefaultRoute{Action: notServed()}}
-	if t.key.host == "" {
-		app.Domains = []string{"*"}
-	} else if t.cert != nil {
+	if t.key.host != "" && t.cert != nil {
 		app.TLS = &config.CertificateFiles{CertFile: r.file(t.cert.CertPEM, ".crt"), KeyFile: r.file(t.cert.KeyPEM, ".key")}
 	}
 	r.attribute(fieldPath+".domains", t.owner)

@@ -72,6 +72,7 @@ func TestScoped(t *testing.T) {
 		cs       []*Contribution
 		want     []string
 		findings []string
+		domains  map[string][]string // application → domains; nil: not checked
 	}{{
 		name: "routes of two objects in the input's order, the Ingress kept to the base's listeners",
 		cs: []*Contribution{
@@ -140,6 +141,30 @@ func TestScoped(t *testing.T) {
 		},
 		findings: []string{`ns/shop PathConflict: host "shop.example.com" is served by HTTPRoute ns/a, whose claim is older; an Ingress and a Gateway API route never serve one host together, so this object's rules for it are not served`},
 	}, {
+		name: "a wildcard host matches one or more labels (**.), an Ingress wildcard one",
+		cs: []*Contribution{
+			ing("ns", "shop", 0).rule("*.example.com", prefix("/", "web")),
+			gateway("gw", 1, "gw1", ":10000"),
+			route("a", 2, "gw1", "*.example.com", to(1, config.PathMatch{Prefix: "/"}, "a")),
+			route("b", 3, "gw1", "example.com", to(1, config.PathMatch{Prefix: "/"}, "b")),
+			route("c", 4, "gw1", "", to(1, config.PathMatch{Prefix: "/"}, "c")),
+		},
+		want: []string{
+			"h__example_com [http] / -> p_ns_web_80",
+			"s_gw1__example_com [gw1] / -> p_ns_a_80",
+			"s_gw1__example_com [gw1] default -> 404",
+			"s_gw1_default [gw1] / -> p_ns_c_80",
+			"s_gw1_default [gw1] default -> 404",
+			"s_gw1_example_com [gw1] / -> p_ns_b_80",
+			"s_gw1_example_com [gw1] default -> 404",
+		},
+		domains: map[string][]string{
+			"h__example_com":     {"*.example.com"},
+			"s_gw1__example_com": {"**.example.com"},
+			"s_gw1_example_com":  {"example.com"},
+			"s_gw1_default":      {"*"},
+		},
+	}, {
 		name: "a listener that cannot be added is left out, and so are the routes on it",
 		cs: []*Contribution{
 			gateway("gw", 1, "gw1", "not an address"),
@@ -161,6 +186,11 @@ func TestScoped(t *testing.T) {
 			}
 			if !slices.Equal(conflicts, tt.findings) {
 				t.Errorf("conflict findings:\n%s\nwant:\n%s", strings.Join(conflicts, "\n"), strings.Join(tt.findings, "\n"))
+			}
+			for app, want := range tt.domains {
+				if got := r.Config.Tenants[TenantName].Applications[app]; got == nil || !slices.Equal(got.Domains, want) {
+					t.Errorf("application %s: got %+v, want domains %q", app, got, want)
+				}
 			}
 		})
 	}
@@ -193,4 +223,22 @@ func TestScopedLostHostNamesItsScope(t *testing.T) {
 		}
 	}
 	t.Errorf("no PathConflict finding for the route in %v", findings(r))
+}
+
+func TestScopedDomain(t *testing.T) {
+	tests := []struct{ host, domain string }{
+		{"", "*"},
+		{"shop.example.com", "shop.example.com"},
+		{"*.example.com", "**.example.com"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.host, func(t *testing.T) {
+			if got := scopedDomain(tc.host); got != tc.domain {
+				t.Errorf("scopedDomain(%q) = %q, want %q", tc.host, got, tc.domain)
+			}
+			if got := inputHost(tc.domain); got != tc.host {
+				t.Errorf("inputHost(%q) = %q, want %q", tc.domain, got, tc.host)
+			}
+		})
+	}
 }

@@ -14,9 +14,18 @@ import (
 // domain is an exact name ("www.example.com"), which a SAN of the same name
 // or a wildcard SAN of one left-most label ("*.example.com") covers, or a
 // wildcard domain ("*.example.com"), which only the SAN "*.example.com"
-// itself covers. Case and a trailing dot are ignored; an IP address is not a
-// domain. Covers returns nil when the domain is covered and an error saying
-// why not otherwise.
+// itself covers, or a wildcard domain of one or more labels
+// ("**.example.com"), which the SAN "*.example.com" covers too.
+//
+// A SAN "*.example.com" is valid for names of one label under example.com
+// only (RFC 6125, section 6.4.3), and no SAN is valid for every deeper name:
+// for "**.example.com" Covers checks what a certificate can cover, the
+// names of one label, and a client that verifies a deeper name
+// (a.b.example.com) refuses the certificate unless it names that one too
+// (an exact SAN or "*.b.example.com"; Covers does not check those). Case
+// and a trailing dot are ignored; an IP address is not a domain. Covers
+// returns nil when the domain is covered and an error saying why not
+// otherwise.
 func Covers(cert *tls.Certificate, domain string) error {
 	leaf, err := leafOf(cert)
 	if err != nil {
@@ -40,6 +49,10 @@ func Covers(cert *tls.Certificate, domain string) error {
 // sanCovers reports whether the canonical SAN san covers the canonical
 // domain name.
 func sanCovers(san, name string) bool {
+	if parent, ok := deepParent(name); ok {
+		sanParent, ok := wildcardParent(san)
+		return ok && sanParent == parent
+	}
 	if san == name {
 		return true
 	}

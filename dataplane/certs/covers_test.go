@@ -25,6 +25,7 @@ func TestCovers(t *testing.T) {
 	}, true)
 	noLeaf := tlsCert(leafSpec{dns: []string{"www.example.com"}}, false)
 	cnOnly := tlsCert(leafSpec{cn: "cn.example.com"}, true)
+	deepSAN := tlsCert(leafSpec{dns: []string{"**.example.com"}}, true)
 
 	tests := []struct {
 		name    string
@@ -41,6 +42,13 @@ func TestCovers(t *testing.T) {
 		{name: "wildcard domain with its wildcard SAN", cert: site, domain: "*.apps.example.com"},
 		{name: "wildcard domain needs the wildcard SAN", cert: site, domain: "*.example.com", wantErr: "does not cover *.example.com"},
 		{name: "wildcard domain not covered by a deeper wildcard", cert: site, domain: "*.x.apps.example.com", wantErr: "does not cover"},
+		{name: "deep wildcard domain with the one-label wildcard SAN", cert: site, domain: "**.apps.example.com"},
+		{name: "deep wildcard domain, other case", cert: site, domain: "**.Apps.Example.com."},
+		{name: "deep wildcard domain needs the wildcard SAN", cert: site, domain: "**.example.com", wantErr: "does not cover **.example.com"},
+		{name: "deep wildcard domain not covered by an exact SAN", cert: site, domain: "**.www.example.com", wantErr: "does not cover"},
+		{name: "deep wildcard domain not covered by a deeper wildcard", cert: site, domain: "**.x.apps.example.com", wantErr: "does not cover"},
+		{name: "deep wildcard SAN is no SAN", cert: deepSAN, domain: "**.example.com", wantErr: "does not cover"},
+		{name: "deep wildcard SAN covers no name", cert: deepSAN, domain: "a.b.example.com", wantErr: "does not cover"},
 		{name: "other domain", cert: site, domain: "example.org", wantErr: "(its DNS names: www.example.com, *.apps.example.com, Upper.Example.com)"},
 		{name: "IP SAN is not a domain", cert: site, domain: "10.0.0.1", wantErr: "10.0.0.1 is an IP address, not a domain"},
 		{name: "IPv6 is not a domain", cert: site, domain: "::1", wantErr: "is an IP address"},

@@ -45,3 +45,14 @@ func wildcardParent(domain string) (parent string, ok bool) {
 	}
 	return parent, true
 }
+
+// deepParent returns the parent of a wildcard domain of one or more labels
+// ("example.com" for "**.example.com"). ok is false when domain is not
+// one.
+func deepParent(domain string) (parent string, ok bool) {
+	parent, found := strings.CutPrefix(domain, "**.")
+	if !found || parent == "" {
+		return "", false
+	}
+	return parent, true
+}

@@ -64,6 +64,40 @@ func TestStoreGet(t *testing.T) {
 	}
 }
 
+// TestStoreGetDeep checks the precedence of the "**." domains: exact, then
+// the one-label wildcard, then the "**." domain of the longest suffix, then
+// the default.
+func TestStoreGetDeep(t *testing.T) {
+	s := newTestStore(t, namedCert(t, "default"),
+		"a.example.com", "*.example.com", "**.example.com", "**.B.example.com.", "*.c.b.example.com", "**.com")
+	tests := []struct{ serverName, want string }{
+		{"a.example.com", "a.example.com"},
+		{"x.example.com", "*.example.com"},
+		{"b.example.com", "*.example.com"},
+		{"x.y.example.com", "**.example.com"},
+		{"X.Y.Example.com.", "**.example.com"},
+		{"x.b.example.com", "**.B.example.com."},
+		{"x.y.z.b.example.com", "**.B.example.com."},
+		{"x.c.b.example.com", "*.c.b.example.com"},
+		{"x.y.c.b.example.com", "**.B.example.com."},
+		{"example.com", "**.com"},
+		{"x.y.other.com", "**.com"},
+		// A "**." domain never serves the name after it, nor a name with
+		// an empty label.
+		{"com", "default"},
+		{"x..example.com", "default"},
+		{".example.com", "default"},
+		{"example.org", "default"},
+	}
+	for _, tc := range tests {
+		t.Run("sni="+tc.serverName, func(t *testing.T) {
+			if got := nameOf(s.Get(tc.serverName)); got != tc.want {
+				t.Errorf("Get(%q) = %s, want %s", tc.serverName, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestStoreNoDefault(t *testing.T) {
 	s := newTestStore(t, nil, "www.example.com")
 	tests := []struct {
@@ -103,6 +137,16 @@ func TestStoreAdd(t *testing.T) {
 		{name: "exact", domain: "www.example.com", cert: cert},
 		{name: "wildcard", domain: "*.example.com", cert: cert},
 		{name: "exact and wildcard of the same parent", first: "*.example.com", domain: "example.com", cert: cert},
+		{name: "deep wildcard", domain: "**.example.com", cert: cert},
+		{name: "deep wildcard beside the one-label wildcard", first: "*.example.com", domain: "**.example.com", cert: cert},
+		{name: "deep wildcard beside the exact parent", first: "example.com", domain: "**.example.com", cert: cert},
+		{name: "duplicate deep wildcard", first: "**.example.com", domain: "**.Example.com.", cert: cert, wantErr: "added twice"},
+		{name: "double star alone", domain: "**", cert: cert, wantErr: "wildcard must be the whole left-most label"},
+		{name: "double star dot", domain: "**.", cert: cert, wantErr: "wildcard"},
+		{name: "triple star", domain: "***.example.com", cert: cert, wantErr: "wildcard"},
+		{name: "inner double star", domain: "a.**.example.com", cert: cert, wantErr: "wildcard"},
+		{name: "deep wildcard of a wildcard", domain: "**.*.example.com", cert: cert, wantErr: "wildcard"},
+		{name: "deep wildcard with empty label", domain: "**.a..example.com", cert: cert, wantErr: "empty label"},
 		{name: "duplicate", first: "www.example.com", domain: "www.example.com", cert: cert, wantErr: "added twice"},
 		{name: "duplicate in other case", first: "www.example.com", domain: "WWW.example.com.", cert: cert, wantErr: "added twice"},
 		{name: "duplicate wildcard", first: "*.example.com", domain: "*.EXAMPLE.com", cert: cert, wantErr: "added twice"},
@@ -139,8 +183,8 @@ func TestStoreAdd(t *testing.T) {
 }
 
 func TestStoreGetDoesNotAllocate(t *testing.T) {
-	s := newTestStore(t, namedCert(t, "default"), "www.example.com", "*.example.com")
-	for _, name := range []string{"www.example.com", "foo.example.com", "other.test", ""} {
+	s := newTestStore(t, namedCert(t, "default"), "www.example.com", "*.example.com", "**.deep.example.com")
+	for _, name := range []string{"www.example.com", "foo.example.com", "a.b.deep.example.com", "other.test", ""} {
 		t.Run("sni="+name, func(t *testing.T) {
 			if n := testing.AllocsPerRun(100, func() { s.Get(name) }); n != 0 {
 				t.Errorf("Get(%q) allocates %v times, want 0", name, n)

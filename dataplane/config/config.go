@@ -143,8 +143,11 @@ type Tenant struct {
 // Application is a set of domains served by one list of routes.
 type Application struct {
 	// Domains are exact names ("www.example.com"), wildcards of one
-	// left-most label ("*.example.com") or the catch-all "*", which at most
-	// one application of the whole configuration may hold.
+	// left-most label ("*.example.com"), wildcards of one or more
+	// left-most labels ("**.example.com") or the catch-all "*", which at
+	// most one application of the whole configuration may hold. A host is
+	// served by its exact name, else its one-label wildcard, else the
+	// "**." wildcard of the longest name it ends in, else the catch-all.
 	Domains []string `yaml:"domains" json:"domains"`
 	// Listeners names the listeners (keys of server.listeners) whose
 	// requests the application serves: its domains, routes and default

@@ -233,7 +233,7 @@ func validateListenAddress(addr string) error {
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		return fmt.Errorf("port %q must be a number 0..65535", port)
 	}
-	if host != "" && net.ParseIP(host) == nil && ValidateDomain(host) != nil {
+	if host != "" && net.ParseIP(host) == nil && (strings.HasPrefix(host, "*") || ValidateDomain(host) != nil) {
 		return fmt.Errorf("host %q is neither an IP address nor a host name", host)
 	}
 	return nil
@@ -819,11 +819,14 @@ func ValidateName(name string) error {
 	return nil
 }
 
-// ValidateDomain checks an exact domain or a wildcard of one left-most label
-// ("*.example.com"): lower-case DNS labels, no port, no trailing dot.
+// ValidateDomain checks an exact domain, a wildcard of one left-most label
+// ("*.example.com": a.example.com, not a.b.example.com) or a wildcard of
+// one or more left-most labels ("**.example.com": a.example.com and
+// a.b.example.com): lower-case DNS labels, no port, no trailing dot. A
+// wildcard never matches the name after it (example.com).
 func ValidateDomain(d string) error {
 	name := d
-	if rest, ok := strings.CutPrefix(d, "*."); ok {
+	if rest, ok := cutWildcard(d); ok {
 		name = rest
 	}
 	if name == "" || len(name) > 253 {
@@ -835,6 +838,15 @@ func ValidateDomain(d string) error {
 		}
 	}
 	return nil
+}
+
+// cutWildcard returns the name after a domain's wildcard, "**." or "*.";
+// ok is false for a domain without one.
+func cutWildcard(d string) (name string, ok bool) {
+	if name, ok := strings.CutPrefix(d, "**."); ok {
+		return name, true
+	}
+	return strings.CutPrefix(d, "*.")
 }
 
 func validateLabel(label string) error {

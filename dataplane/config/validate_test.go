@@ -114,6 +114,10 @@ func TestValidateRules(t *testing.T) {
 			[]wantErr{{"server.listeners.http.address", `port "http" must be a number 0..65535`}}},
 		{"listener host invalid", func(c *config.Config) { c.Server.Listeners["http"].Address = "bad_host:80" },
 			[]wantErr{{"server.listeners.http.address", `host "bad_host" is neither an IP address nor a host name`}}},
+		{"listener host wildcard", func(c *config.Config) { c.Server.Listeners["http"].Address = "*.example.com:80" },
+			[]wantErr{{"server.listeners.http.address", `host "*.example.com" is neither an IP address nor a host name`}}},
+		{"listener host deep wildcard", func(c *config.Config) { c.Server.Listeners["http"].Address = "**.example.com:80" },
+			[]wantErr{{"server.listeners.http.address", `host "**.example.com" is neither an IP address nor a host name`}}},
 		{"listener IPv6 and host name", func(c *config.Config) {
 			c.Server.Listeners["v6"] = &config.Listener{Address: "[::1]:80"}
 			c.Server.Listeners["named"] = &config.Listener{Address: "localhost:81"}
@@ -247,6 +251,31 @@ func TestValidateRules(t *testing.T) {
 		{"domain in two tenants", func(c *config.Config) {
 			c.Tenants["u"] = &config.Tenant{Applications: map[string]*config.Application{"web": {Domains: []string{"example.com"}}}}
 		}, []wantErr{{"tenants.u.applications.web.domains[0]", "domain example.com is already served by t/app"}}},
+		{"deep wildcard domain", func(c *config.Config) { app(c).Domains = []string{"**.example.com"} }, nil},
+		{"deep wildcard with * inside", func(c *config.Config) { app(c).Domains = []string{"**.*.example.com"} },
+			[]wantErr{{A + ".domains[0]", "'*' may only be the whole left-most label"}}},
+		{"three stars", func(c *config.Config) { app(c).Domains = []string{"***.example.com"} },
+			[]wantErr{{A + ".domains[0]", "'*' may only be the whole left-most label"}}},
+		{"deep wildcard listed twice", func(c *config.Config) { app(c).Domains = []string{"**.example.com", "**.example.com"} },
+			[]wantErr{{A + ".domains[1]", "**.example.com is listed twice"}}},
+		{"both wildcards in one application", func(c *config.Config) {
+			app(c).Domains = []string{"*.example.com", "**.example.com", "example.com"}
+		}, nil},
+		// "*.example.com" and "**.example.com" are distinct domains: the
+		// one-label wildcard takes a.example.com, the other a.b.example.com.
+		{"both wildcards in two applications", func(c *config.Config) {
+			app(c).Domains = []string{"*.example.com"}
+			tenant(c).Applications["b"] = &config.Application{Domains: []string{"**.example.com"}}
+		}, nil},
+		{"deep wildcard domain in two tenants", func(c *config.Config) {
+			app(c).Domains = []string{"**.example.com"}
+			c.Tenants["u"] = &config.Tenant{Applications: map[string]*config.Application{"web": {Domains: []string{"**.example.com"}}}}
+		}, []wantErr{{"tenants.u.applications.web.domains[0]", "domain **.example.com is already served by t/app"}}},
+		{"deep wildcard domain on two listeners", func(c *config.Config) {
+			c.Server.Listeners["other"] = &config.Listener{Address: ":81"}
+			app(c).Domains, app(c).Listeners = []string{"**.example.com"}, []string{"http"}
+			tenant(c).Applications["b"] = &config.Application{Domains: []string{"**.example.com"}, Listeners: []string{"other"}}
+		}, nil},
 		{"wildcard domain in two tenants", func(c *config.Config) {
 			app(c).Domains = []string{"*.example.com"}
 			c.Tenants["u"] = &config.Tenant{Applications: map[string]*config.Application{"web": {Domains: []string{"*.example.com"}}}}
@@ -457,6 +486,10 @@ func TestValidateRules(t *testing.T) {
 			route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "*.a.test"}}
 		},
 			[]wantErr{{R0 + ".action.redirect.hostname", `"*.a.test" is not a lower-case domain name without a wildcard`}}},
+		{"redirect hostname deep wildcard", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "**.a.test"}}
+		},
+			[]wantErr{{R0 + ".action.redirect.hostname", `"**.a.test" is not a lower-case domain name without a wildcard`}}},
 		{"redirect hostname with a port", func(c *config.Config) {
 			route(c).Action = config.Action{Redirect: &config.Redirect{Hostname: "a.test:80"}}
 		},
@@ -597,6 +630,8 @@ func TestValidateRules(t *testing.T) {
 			[]wantErr{{P + ".members[0].address", "host is neither an IP address nor a DNS name"}}},
 		{"member wildcard host", func(c *config.Config) { pool(c).Members[0].Address = "*.example.com:80" },
 			[]wantErr{{P + ".members[0].address", "host is neither an IP address nor a DNS name"}}},
+		{"member deep wildcard host", func(c *config.Config) { pool(c).Members[0].Address = "**.example.com:80" },
+			[]wantErr{{P + ".members[0].address", "host is neither an IP address nor a DNS name"}}},
 		{"member zoned IPv6", func(c *config.Config) { pool(c).Members[0].Address = "[fe80::1%eth0]:80" },
 			[]wantErr{{P + ".members[0].address", "zoned addresses are not supported"}}},
 		{"member duplicate", func(c *config.Config) {
@@ -714,6 +749,9 @@ func TestValidateRules(t *testing.T) {
 			// drops such a Domain, silently making the cookie host-only.
 			hashByCookie(c, config.AffinityCookie{Domain: "*.example.com"})
 		}, []wantErr{{P + ".hash.cookie.domain", `"*.example.com" is not a domain`}}},
+		{"affinity cookie domain deep wildcard", func(c *config.Config) {
+			hashByCookie(c, config.AffinityCookie{Domain: "**.example.com"})
+		}, []wantErr{{P + ".hash.cookie.domain", `"**.example.com" is not a domain`}}},
 		{"affinity cookie same_site lower case", func(c *config.Config) { hashByCookie(c, config.AffinityCookie{SameSite: "lax"}) },
 			[]wantErr{{P + ".hash.cookie.same_site", "must be Lax, Strict or None"}}},
 		{"affinity cookie with every setting", func(c *config.Config) {
@@ -999,6 +1037,18 @@ func TestValidateDomain(t *testing.T) {
 		{strings.Repeat("a", 63) + ".com", ""},
 		{domain25, ""},
 		{"*." + domain25, ""},
+		{"**.example.com", ""},
+		{"**.com", ""},
+		{"**." + domain25, ""},
+		{"**.", "is not a domain name"},
+		{"**", "'*' may only be the whole left-most label"},
+		{"***.example.com", "'*' may only be the whole left-most label"},
+		{"**example.com", "'*' may only be the whole left-most label"},
+		{"a.**.example.com", "'*' may only be the whole left-most label"},
+		{"**.*.example.com", "'*' may only be the whole left-most label"},
+		{"*.**.example.com", "'*' may only be the whole left-most label"},
+		{"**.**.example.com", "'*' may only be the whole left-most label"},
+		{"**." + domain26, "is not a domain name"},
 		{"", "is not a domain name"},
 		{"*", "'*' may only be the whole left-most label"},
 		{"*.", "is not a domain name"},
@@ -1137,6 +1187,7 @@ func TestValidateMemberAddress(t *testing.T) {
 		{"[fe80::1%eth0]:80", "zoned addresses are not supported"},
 		{":80", "host is neither an IP address nor a DNS name"},
 		{"*.example.com:80", "host is neither an IP address nor a DNS name"},
+		{"**.example.com:80", "host is neither an IP address nor a DNS name"},
 		{"bad_host:80", "host is neither an IP address nor a DNS name"},
 		{"host.:80", "host is neither an IP address nor a DNS name"},
 		{"a b:80", "host is neither an IP address nor a DNS name"},

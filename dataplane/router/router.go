@@ -1,5 +1,6 @@
 // Package router is the data plane's routing table: host first (exact, then
-// a wildcard of one left-most label, then the catch-all), then the path
+// a wildcard of one left-most label, then the wildcard of one or more
+// left-most labels with the longest suffix, then the catch-all), then the path
 // within that host (exact, then the longest whole-segment prefix, then
 // regexes in configured order), then optional method, header, cookie and
 // query parameter matchers.
@@ -74,7 +75,11 @@ type Site[R any] struct {
 type Table[R any] struct {
 	exact    map[string]*host[R]
 	wildcard map[string]*host[R] // keyed by the suffix after "*": ".example.com"
-	catchAll *host[R]
+	deep     map[string]*host[R] // keyed by the suffix after "**": ".example.com"
+	// longestDeep is the length of the longest key of deep; 0 when there
+	// is none, and lookups then never read deep.
+	longestDeep int
+	catchAll    *host[R]
 }
 
 type host[R any] struct {
@@ -134,7 +139,7 @@ func BuildScoped[R any](sites []Site[R], scopes []string, maxRegexInput int) (ma
 func build[R any](sites []Site[R], scopes []string, in func(*Site[R], string) bool, maxRegexInput int) (map[string]*Table[R], error) {
 	tables := make(map[string]*Table[R], len(scopes))
 	for _, scope := range scopes {
-		tables[scope] = &Table[R]{exact: map[string]*host[R]{}, wildcard: map[string]*host[R]{}}
+		tables[scope] = &Table[R]{exact: map[string]*host[R]{}, wildcard: map[string]*host[R]{}, deep: map[string]*host[R]{}}
 	}
 	for i := range sites {
 		h, err := buildHost(&sites[i], maxRegexInput)
@@ -171,6 +176,9 @@ func (t *Table[R]) addDomain(d string, h *host[R]) error {
 		}
 		t.catchAll = h
 		return nil
+	case strings.HasPrefix(d, "**."):
+		t.longestDeep = max(t.longestDeep, len(d)-2)
+		return addOnce(t.deep, d[2:], d, h)
 	case strings.HasPrefix(d, "*."):
 		return addOnce(t.wildcard, d[1:], d, h)
 	default:
@@ -261,8 +269,32 @@ func (t *Table[R]) host(name string) *host[R] {
 		if h := t.wildcard[name[i:]]; h != nil {
 			return h
 		}
+		if t.longestDeep > 0 {
+			if h := t.deepHost(name[i:]); h != nil {
+				return h
+			}
+		}
 	}
 	return t.catchAll
+}
+
+// deepHost finds the "**." domain of the longest suffix of a name, given
+// from its first dot (".b.example.com" for a.b.example.com), trying the
+// suffixes from the longest down; those longer than the longest "**."
+// domain are not looked up. A suffix after an empty label matches none.
+func (t *Table[R]) deepHost(suffix string) *host[R] {
+	for {
+		if len(suffix) <= t.longestDeep {
+			if h := t.deep[suffix]; h != nil {
+				return h
+			}
+		}
+		i := strings.IndexByte(suffix[1:], '.')
+		if i <= 0 {
+			return nil
+		}
+		suffix = suffix[1+i:]
+	}
 }
 
 func (h *host[R]) lookup(path string, req *Request) (R, []string, error) {

@@ -117,6 +117,68 @@ func TestHostSelection(t *testing.T) {
 	}
 }
 
+// TestDeepWildcardSelection checks the precedence of the "**." domains:
+// exact, then the one-label wildcard, then the "**." domain of the longest
+// suffix, then the catch-all.
+func TestDeepWildcardSelection(t *testing.T) {
+	site := func(domain, value string) Site[string] {
+		return Site[string]{Domains: []string{domain}, Default: value}
+	}
+	table := mustBuild(t,
+		site("a.example.com", "exact"),
+		site("*.example.com", "one-label"),
+		site("**.example.com", "deep"),
+		site("**.b.example.com", "deep-b"),
+		site("*.c.b.example.com", "one-label-c"),
+		site("**.com", "deep-com"),
+		site("*", "catch-all"),
+	)
+	cases := []struct{ host, want string }{
+		{"a.example.com", "exact"},
+		{"x.example.com", "one-label"},
+		{"b.example.com", "one-label"},
+		{"x.y.example.com", "deep"},
+		{"a.a.example.com", "deep"},
+		{"x.b.example.com", "deep-b"},
+		{"x.y.z.b.example.com", "deep-b"},
+		{"x.c.b.example.com", "one-label-c"},
+		{"x.y.c.b.example.com", "deep-b"},
+		{"example.com", "deep-com"},
+		{"other.com", "deep-com"},
+		{"x.y.other.com", "deep-com"},
+		// A "**." domain never matches the name after it, nor a host
+		// with an empty label.
+		{"com", "catch-all"},
+		{"x..example.com", "catch-all"},
+		{".example.com", "catch-all"},
+		{"example.org", "catch-all"},
+		{"", "catch-all"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.host, func(t *testing.T) {
+			if got := lookup(table, tc.host, "/"); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestDeepWildcardWithoutCatchAll checks that a "**." domain does not
+// serve the name after it or other names.
+func TestDeepWildcardWithoutCatchAll(t *testing.T) {
+	table := mustBuild(t, Site[string]{Domains: []string{"**.example.com"}, Default: "deep"})
+	for _, host := range []string{"example.com", "xexample.com", "x.example.org", "x.example.com.evil.test", ""} {
+		if _, _, err := table.Lookup(host, "/", nil); err != ErrNoDomain {
+			t.Errorf("host %q: got a route, want none (404)", host)
+		}
+	}
+	for _, host := range []string{"a.example.com", "a.b.example.com", "a.b.c.d.example.com"} {
+		if got := lookup(table, host, "/"); got != "deep" {
+			t.Errorf("host %q: got %q, want deep", host, got)
+		}
+	}
+}
+
 func TestNoCatchAllIsNotFound(t *testing.T) {
 	table := mustBuild(t, Site[string]{Domains: []string{"*.example.com"}, Routes: []Route[string]{prefix("/", "wildcard")}})
 	for _, host := range []string{"foo.bar.example.com", "example.com", "other.test", ""} {
@@ -205,6 +267,7 @@ func TestBuildRefusesDuplicates(t *testing.T) {
 		{"same domain twice", []Site[string]{{Domains: []string{"a.test"}}, {Domains: []string{"a.test"}}}},
 		{"two catch-alls", []Site[string]{{Domains: []string{"*"}}, {Domains: []string{"*"}}}},
 		{"same wildcard twice", []Site[string]{{Domains: []string{"*.a.test"}}, {Domains: []string{"*.a.test"}}}},
+		{"same deep wildcard twice", []Site[string]{{Domains: []string{"**.a.test"}}, {Domains: []string{"**.a.test"}}}},
 		{"prefix with and without slash", []Site[string]{{Domains: []string{"a.test"}, Routes: []Route[string]{prefix("/x", "1"), prefix("/x/", "2")}}}},
 		{"bad regex", []Site[string]{{Domains: []string{"a.test"}, Routes: []Route[string]{regex("(", "1")}}}},
 	}
@@ -268,6 +331,31 @@ func TestNormalizeHost(t *testing.T) {
 		if got := NormalizeHost(in); got != want {
 			t.Errorf("NormalizeHost(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestBuildKeepsBothWildcards(t *testing.T) {
+	table, err := Build([]Site[string]{{Domains: []string{"*.a.test"}, Default: "one"}, {Domains: []string{"**.a.test"}, Default: "deep"}}, 0)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	if got := lookup(table, "x.a.test", "/"); got != "one" {
+		t.Errorf("x.a.test: got %q, want one", got)
+	}
+	if got := lookup(table, "x.y.a.test", "/"); got != "deep" {
+		t.Errorf("x.y.a.test: got %q, want deep", got)
+	}
+}
+
+func TestDeepWildcardLookupDoesNotAllocate(t *testing.T) {
+	table := hostTable(100, 100)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if v, _, err := table.Lookup("a.b.c.deep-50.example.com", "/", nil); err != nil || v != "deep" {
+			t.Fatal("no route")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("got %v allocations per lookup, want 0", allocs)
 	}
 }
 
@@ -337,6 +425,56 @@ func BenchmarkRoute(b *testing.B) {
 			benchLookup(b, table, "example.com", "/api/v50/users")
 		}
 	})
+}
+
+// BenchmarkHost measures how a lookup finds its host among 1,000 exact
+// names, 1,000 one-label wildcards and a catch-all: by its exact name, its
+// wildcard, or the catch-all, in that table ("plain") and in one with
+// 1,000 "**." domains besides ("deep"), where a host three labels under
+// one of those is looked up too.
+func BenchmarkHost(b *testing.B) {
+	hosts := map[string]string{
+		"exact":     "host-500.example.com",
+		"wildcard":  "x.host-500.example.com",
+		"catch-all": "a.b.c.unknown.test",
+	}
+	for _, deep := range []int{0, 1000} {
+		table := hostTable(1000, deep)
+		kinds := []string{"exact", "wildcard", "catch-all"}
+		name := "plain"
+		if deep > 0 {
+			hosts["deep"] = "a.b.c.deep-500.example.com"
+			kinds, name = append(kinds, "deep"), "deep"
+		}
+		for _, kind := range kinds {
+			b.Run(name+"/"+kind, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					benchLookup(b, table, hosts[kind], "/")
+				}
+			})
+		}
+	}
+}
+
+// hostTable has, for i below n, the domains host-<i>.example.com and
+// *.host-<i>.example.com, and for i below deep **.deep-<i>.example.com,
+// each of its own site, and the catch-all.
+func hostTable(n, deep int) *Table[string] {
+	sites := []Site[string]{{Domains: []string{"*"}, Default: "catch-all"}}
+	for i := range n {
+		sites = append(sites,
+			Site[string]{Domains: []string{fmt.Sprintf("host-%d.example.com", i)}, Default: "exact"},
+			Site[string]{Domains: []string{fmt.Sprintf("*.host-%d.example.com", i)}, Default: "wildcard"})
+	}
+	for i := range deep {
+		sites = append(sites, Site[string]{Domains: []string{fmt.Sprintf("**.deep-%d.example.com", i)}, Default: "deep"})
+	}
+	table, err := Build(sites, 0)
+	if err != nil {
+		panic(err)
+	}
+	return table
 }
 
 func benchLookup(b *testing.B, table *Table[string], host, path string) {

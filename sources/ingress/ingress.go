@@ -202,10 +202,15 @@ func (t *translation) rules() {
 }
 
 // hostProblem says why a rule host cannot be served, "" when it can: it
-// must be a domain name (Kubernetes refuses an IP address there).
+// must be a domain name (Kubernetes refuses an IP address there) whose
+// wildcard, if any, is one label: the data plane's "**." domains (one or
+// more labels) are not Ingress hosts.
 func hostProblem(host string) string {
 	if isIPAddress(host) {
 		return "is an IP address; a rule host must be a DNS name (Kubernetes refuses an address there)"
+	}
+	if strings.HasPrefix(host, "**.") {
+		return "is not a domain name: '*' may only be the whole left-most label"
 	}
 	if err := config.ValidateDomain(host); err != nil {
 		return strings.TrimPrefix(err.Error(), fmt.Sprintf("%q ", host))
