@@ -160,6 +160,29 @@ func TestTranslateCommand(t *testing.T) {
 			t.Errorf("a --gateway-listener naming no base listener: exit %d:\n%s", code, out)
 		}
 	})
+	t.Run("--check fails on a Gateway API condition", func(t *testing.T) {
+		args := []string{"translate", "-f", "-", "--ingress=false", "--gateway-api", "--gateway-listener", "80=http", "--check"}
+		if out, code := run(gatewayManifest, args...); code != 0 || strings.Contains(out, "Gateway API conditions") {
+			t.Errorf("a route attached, its Gateway without an address: exit %d, want 0 without conditions:\n%s", code, out)
+		}
+		missing := strings.Replace(gatewayManifest, "backendRefs: [{name: web, port: 80}]", "backendRefs: [{name: gone, port: 80}]", 1)
+		out, code := run(missing, args...)
+		if code != 1 {
+			t.Errorf("a route whose backend is missing: exit %d, want 1:\n%s", code, out)
+		}
+		for _, want := range []string{"Gateway API conditions (--check fails):", "HTTPRoute shop/web", "ResolvedRefs=False", "BackendNotFound"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		out, _ = run(missing, append(args, "-o", "json")...)
+		var report struct {
+			GatewayConditions []struct{ Kind, Type, Status, Reason string }
+		}
+		if err := json.Unmarshal([]byte(out), &report); err != nil || len(report.GatewayConditions) != 1 || report.GatewayConditions[0].Reason != "BackendNotFound" {
+			t.Errorf("json gatewayConditions = %+v (%v), want the one BackendNotFound:\n%s", report.GatewayConditions, err, out)
+		}
+	})
 	t.Run("json and --check", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "m.yaml")
 		os.WriteFile(path, []byte(manifest), 0o600)

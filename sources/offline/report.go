@@ -22,11 +22,15 @@ type Report struct {
 	Config *config.Config `json:"config" yaml:"config"`
 	// Files are the names of the generated files; their content
 	// (certificates, keys) is only written with --out.
-	Files    []string       `json:"files,omitempty" yaml:"files,omitempty"`
-	Objects  []ObjectReport `json:"objects" yaml:"objects"`
-	Ignored  []string       `json:"ignored,omitempty" yaml:"ignored,omitempty"`
-	Problems []string       `json:"problems,omitempty" yaml:"problems,omitempty"`
-	Warnings []string       `json:"warnings,omitempty" yaml:"warnings,omitempty"`
+	Files   []string       `json:"files,omitempty" yaml:"files,omitempty"`
+	Objects []ObjectReport `json:"objects" yaml:"objects"`
+	// GatewayConditions are the conditions of the Gateway API statuses
+	// that say an object is not served as written (see NotAsWritten);
+	// none without --gateway-api.
+	GatewayConditions []ConditionReport `json:"gatewayConditions,omitempty" yaml:"gatewayConditions,omitempty"`
+	Ignored           []string          `json:"ignored,omitempty" yaml:"ignored,omitempty"`
+	Problems          []string          `json:"problems,omitempty" yaml:"problems,omitempty"`
+	Warnings          []string          `json:"warnings,omitempty" yaml:"warnings,omitempty"`
 	// Unreadable are the documents that could not be read (see
 	// Notes.Unreadable): what they hold is not translated.
 	Unreadable []string `json:"unreadable,omitempty" yaml:"unreadable,omitempty"`
@@ -49,7 +53,8 @@ type FindingReport struct {
 
 // NewReport collects the outcome of a translation of what Read read.
 func NewReport(out *sources.Output, notes Notes) *Report {
-	r := &Report{Config: out.Config, Problems: out.Problems, Warnings: notes.Warnings, Unreadable: notes.Unreadable}
+	r := &Report{Config: out.Config, Problems: out.Problems, Warnings: notes.Warnings, Unreadable: notes.Unreadable,
+		GatewayConditions: gatewayConditions(out)}
 	for name := range out.Files {
 		r.Files = append(r.Files, name)
 	}
@@ -79,12 +84,17 @@ func NewReport(out *sources.Output, notes Notes) *Report {
 }
 
 // NotAsWritten reports whether the input is not served as written: a
-// document could not be read, or an object is not served or has a finding
+// document could not be read, an object is not served or has a finding
 // other than ServiceNotFound, NoEndpoints and AddressRefused (which are
 // about the cluster's state, its Services and EndpointSlices, not about how
-// the object is written). `translate --check` exits 1 then.
+// the object is written), or a Gateway API status has a condition in
+// GatewayConditions: Accepted, ResolvedRefs or Programmed False,
+// PartiallyInvalid True, or a type ending in Conflicted True. A Programmed
+// False with reason AddressNotAssigned (and a listener's Pending) does not
+// count: offline no address is known, and the address is the cluster's
+// state, like ServiceNotFound. `translate --check` exits 1 then.
 func (r *Report) NotAsWritten() bool {
-	if len(r.Unreadable) > 0 {
+	if len(r.Unreadable) > 0 || len(r.GatewayConditions) > 0 {
 		return true
 	}
 	for _, o := range r.Objects {
@@ -163,6 +173,13 @@ func (r *Report) writeObjects(w io.Writer) error {
 		fmt.Fprintf(w, "; %d documents could not be read", n)
 	}
 	fmt.Fprint(w, ".\n\n")
+	if err := r.writeObjectTable(w); err != nil {
+		return err
+	}
+	return r.writeGatewayConditions(w)
+}
+
+func (r *Report) writeObjectTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "OBJECT\tSTATE\tREASON\tMESSAGE")
 	for _, o := range r.Objects {
@@ -180,6 +197,26 @@ func (r *Report) writeObjects(w io.Writer) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, state, f.Reason, f.Message)
 		}
+	}
+	return tw.Flush()
+}
+
+// writeGatewayConditions prints the Gateway API conditions that say an
+// object is not served as written, after the objects; nothing when there
+// are none.
+func (r *Report) writeGatewayConditions(w io.Writer) error {
+	if len(r.GatewayConditions) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nGateway API conditions (--check fails):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OBJECT\tWHERE\tCONDITION\tREASON\tMESSAGE")
+	for _, c := range r.GatewayConditions {
+		name := c.Kind + " " + quoteUnusual(c.Name)
+		if c.Namespace != "" {
+			name = c.Kind + " " + quoteUnusual(c.Namespace) + "/" + quoteUnusual(c.Name)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, c.Where, c.Type+"="+c.Status, c.Reason, c.Message)
 	}
 	return tw.Flush()
 }
