@@ -14,6 +14,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/sources/gatewayapi"
 	"github.com/ramjet-dev/ramjet/sources/gatewayservice"
+	"github.com/ramjet-dev/ramjet/sources/offline"
 	"github.com/ramjet-dev/ramjet/sources/snapshot"
 )
 
@@ -21,6 +22,9 @@ import (
 type gatewayFlags struct {
 	controllerName, serviceNamespace, serviceSelector, serviceType, portRange string
 	listeners                                                                 []string
+	// planServices (translate) serves each Gateway of the own-address
+	// mode as if its Service existed (offline.PlannedServices).
+	planServices bool
 }
 
 func (g *gatewayFlags) register(fs *pflag.FlagSet) {
@@ -57,6 +61,9 @@ func (g *gatewayFlags) input(base *config.Server, resolveExternalName bool, publ
 		return nil, nil, err
 	}
 	in.Addressing = &gatewayservice.Addressing{Options: *opts}
+	if g.planServices {
+		in.Addressing = &offline.PlannedServices{Services: *opts, Gateway: in.Options}
+	}
 	return in, opts, nil
 }
 

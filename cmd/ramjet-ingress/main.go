@@ -92,7 +92,11 @@ func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.fileDir, "file-dir", "/etc/ramjet/generated", "directory where ramjetd finds the generated files")
 }
 
+// registerTranslateOnly registers the flags of translate alone, which
+// also serves the Gateways of the own-address mode on the Services the
+// leader would create (offline.PlannedServices).
 func (f *translationFlags) registerTranslateOnly(fs *pflag.FlagSet) {
+	f.gateway.planServices = true
 	fs.StringSliceVar(&f.assumeClasses, "assume-class", nil, `treat Ingresses of these classes (ingressClassName or the annotation, e.g. "nginx") as Ramjet's, to see what it would serve after the switch`)
 }
 
