@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ramjet-dev/ramjet/dataplane/certs"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 )
 
@@ -359,7 +360,10 @@ func (r *rendering) scopedApplication(t *scopedTable) {
 	}
 	app := &config.Application{Domains: []string{scopedDomain(t.key.host)}, Listeners: []string{t.key.listener},
 		DefaultRoute: &config.DefaultRoute{Action: notServed()}}
-	if t.key.host != "" && t.cert != nil {
+	if t.key.host != "" && t.cert != nil && certs.Covers(t.cert.Parsed, scopedDomain(t.key.host)) == nil {
+		// ramjetd serves an application's certificate only for the names
+		// it covers; one that does not (the Gateway API allows it) is
+		// served as the listener's default certificate instead.
 		app.TLS = &config.CertificateFiles{CertFile: r.file(t.cert.CertPEM, ".crt"), KeyFile: r.file(t.cert.KeyPEM, ".key")}
 	}
 	r.attribute(fieldPath+".domains", t.owner)

@@ -1,10 +1,18 @@
 package core
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 )
@@ -241,4 +249,51 @@ func TestScopedDomain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScopedCertificateNotCovering: a scoped host's certificate that does
+// not cover the host (the Gateway API allows it) is not the application's,
+// which ramjetd would refuse: the listener's default certificate serves.
+func TestScopedCertificateNotCovering(t *testing.T) {
+	gw := gateway("gw", 0, "gw", "127.0.0.1:0")
+	gw.Listeners[0].TLS = true
+	covering, other := scopedCert(t, "*.test.com"), scopedCert(t, "*.org")
+	a := route("a", 1, "gw", "secure.test.com", to(1, config.PathMatch{Prefix: "/"}, "a"))
+	a.Scoped[0].Cert = covering
+	b := route("b", 2, "gw", "other.test.com", to(1, config.PathMatch{Prefix: "/"}, "b"))
+	b.Scoped[0].Cert = other
+	r := build(t, Options{}, gw, a, b)
+	apps := r.Config.Tenants[TenantName].Applications
+	if app := apps[ScopedAppName("gw", "secure.test.com")]; app == nil || app.TLS == nil {
+		t.Errorf("the host with a covering certificate has no certificate of its own: %+v", app)
+	}
+	if app := apps[ScopedAppName("gw", "other.test.com")]; app == nil || app.TLS != nil {
+		t.Errorf("the host with a certificate for *.org got it as its own: %+v", app)
+	}
+}
+
+// scopedCert is a self-signed certificate for the DNS name.
+func scopedCert(t *testing.T, name string) *Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	parsed, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Certificate{CertPEM: certPEM, KeyPEM: keyPEM, Parsed: &parsed}
 }

@@ -102,18 +102,16 @@ func configure(opts *suite.ConformanceOptions) {
 	}
 }
 
-// install installs Ramjet's chart for the Gateway API only, with the
-// GatewayClass named class, and waits until its pod is ready.
+// install installs Ramjet's chart with helm for the Gateway API only, with
+// the GatewayClass named class, and waits until its pod is ready.
 func install(t *testing.T, c *cluster.Cluster, class string) {
 	t.Helper()
-	manifests := helm(t, "template", release, chartDir(t), "--namespace", release,
+	helm(t, "install", release, chartDir(t), "--kubeconfig", c.Kubeconfig, "--namespace", release, "--create-namespace",
 		"--set", "ingressController.ingress.enabled=false",
 		"--set", "ingressController.gatewayAPI.enabled=true",
 		"--set", "ingressController.gatewayAPI.gatewayClass.name="+class,
-		"--set", "ingressController.gatewayAPI.service.type=LoadBalancer")
-	c.Kubectl(t, "create", "namespace", release)
-	c.Apply(t, manifests)
-	c.Kubectl(t, "wait", "--for=condition=Available", "--timeout=3m", "-n", release, "deployment/"+release)
+		"--set", "ingressController.gatewayAPI.service.type=LoadBalancer",
+		"--wait", "--timeout", "3m")
 }
 
 // writeReport writes the suite's report as YAML to path.
