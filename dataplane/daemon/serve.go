@@ -76,9 +76,12 @@ func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
 }
 
 // refusal returns the status and reason of a request refused before
-// routing: framing the guard found ambiguous, and CONNECT.
+// routing: framing the guard found ambiguous, and CONNECT. HTTP/2 has no
+// such framing: on an h2c connection (a guarded plain connection that
+// net/http serves as HTTP/2) the guard's verdicts are not about its
+// requests.
 func refusal(r *http.Request) (int, string) {
-	if g := listener.FromContext(r.Context()); g != nil {
+	if g := listener.FromContext(r.Context()); g != nil && r.ProtoMajor == 1 {
 		if err := g.Verdict(); err != nil {
 			return http.StatusBadRequest, err.Error()
 		}
