@@ -141,6 +141,14 @@ type CORS struct {
 	// MaxAge is how long a browser may cache a preflight. Zero means
 	// 1728000s (20 days), ingress-nginx's default.
 	MaxAge Duration `yaml:"max_age,omitempty" json:"max_age,omitempty"`
+	// GatewayAPI applies the Gateway API's HTTPCORSFilter semantics
+	// instead of ingress-nginx's: a "*." wildcard in an origin stands for
+	// one or more labels; with allow_credentials, the origin "*" echoes
+	// the request's Origin, and the methods or headers "*" echo what the
+	// preflight asks for (a browser takes "*" literally then); a preflight
+	// from an origin that is not allowed is answered with 204 and no CORS
+	// headers instead of going to the member.
+	GatewayAPI bool `yaml:"gateway_api,omitempty" json:"gateway_api,omitempty"`
 }
 
 // BasicAuth requires HTTP basic authentication against an htpasswd file.

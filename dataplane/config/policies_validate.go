@@ -202,7 +202,7 @@ func (c *CORS) validate(l *errorList, path string) {
 		}
 	}
 	switch {
-	case c.AllowCredentials && wildcard:
+	case c.AllowCredentials && wildcard && !c.GatewayAPI:
 		l.add(path+".allow_credentials", `credentials cannot be allowed for the origin "*" (browsers refuse it, and it would let any site read authenticated answers); list the origins`)
 	case c.AllowCredentials && null:
 		l.add(path+".allow_credentials", `credentials cannot be allowed for the origin "null": any page can send it from a sandboxed frame`)

@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,6 +85,11 @@ type Handler struct {
 	// all is true for the origin "*": CORS applies to every request.
 	all     bool
 	origins matcher
+	// gateway is config.CORS.GatewayAPI; echoOrigin, echoMethods and
+	// echoHeaders are its "*" values with credentials, answered with what
+	// the request sends.
+	gateway                              bool
+	echoOrigin, echoMethods, echoHeaders bool
 	// Header values, each a one-element slice of capacity one: they are
 	// put in response headers as they are, and an append to them copies.
 	anyOrigin   []string // "*"
@@ -113,12 +119,16 @@ func New(cfg *config.CORS, next exchange.Handler) (*Handler, error) {
 	}
 	h := &Handler{next: next}
 	var err error
-	if h.origins, h.all, err = compileOrigins(cfg.AllowOrigins); err != nil {
+	if h.origins, h.all, err = compileOrigins(cfg.AllowOrigins, cfg.GatewayAPI); err != nil {
 		return nil, err
 	}
-	if cfg.AllowCredentials && h.all {
+	if cfg.AllowCredentials && h.all && !cfg.GatewayAPI {
 		return nil, errors.New(`allow_credentials: credentials cannot be allowed for the origin "*"`)
 	}
+	h.gateway = cfg.GatewayAPI
+	h.echoOrigin = h.gateway && cfg.AllowCredentials && h.all
+	h.echoMethods = h.gateway && cfg.AllowCredentials && slices.Contains(cfg.AllowMethods, "*")
+	h.echoHeaders = h.gateway && cfg.AllowCredentials && slices.Contains(cfg.AllowHeaders, "*")
 	if err := h.compileValues(cfg); err != nil {
 		return nil, err
 	}
@@ -196,13 +206,22 @@ func maxAgeSeconds(d time.Duration) (string, error) {
 // next handler, whose response headers get the CORS headers (when CORS
 // applies) and Vary: Origin (with an origin list) just before they are
 // written.
+//
+// With GatewayAPI, a preflight (OPTIONS with Origin and
+// Access-Control-Request-Method) is always answered here: from an origin
+// not allowed, with 204 and no CORS headers.
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
-	origin := h.allowOrigin(x.HTTP.Header)
-	if origin != nil && x.HTTP.Method == http.MethodOptions {
-		h.preflight(w, origin)
-		return
+	req := x.HTTP.Header
+	origin := h.allowOrigin(req)
+	isOptions := x.HTTP.Method == http.MethodOptions
+	switch {
+	case origin != nil && isOptions:
+		h.preflight(w, origin, req)
+	case h.gateway && isOptions && len(req[hdrOrigin]) > 0 && len(req["Access-Control-Request-Method"]) > 0:
+		h.preflight(w, nil, req)
+	default:
+		h.forward(w, x, origin)
 	}
-	h.forward(w, x, origin)
 }
 
 // allowOrigin returns the Access-Control-Allow-Origin value for a request,
@@ -210,20 +229,34 @@ func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
 // the first Origin value of the request itself, re-sliced to capacity one:
 // no copy, and an append to it cannot write into the request's header.
 func (h *Handler) allowOrigin(req http.Header) []string {
-	if h.all {
+	if h.all && !h.echoOrigin {
 		return h.anyOrigin
 	}
 	vv := req[hdrOrigin]
+	if h.echoOrigin {
+		if len(vv) == 0 || !isOrigin(vv[0]) {
+			return nil
+		}
+		return vv[:1:1]
+	}
 	if len(vv) == 0 || !h.origins.match(vv[0]) {
 		return nil
 	}
 	return vv[:1:1]
 }
 
-// preflight answers 204 with the CORS headers.
-func (h *Handler) preflight(w http.ResponseWriter, origin []string) {
+// preflight answers 204 with the CORS headers (none when origin is nil).
+// Methods and headers "*" with credentials (GatewayAPI) are the ones the
+// preflight asks for, when they are tokens.
+func (h *Handler) preflight(w http.ResponseWriter, origin []string, req http.Header) {
 	hdr := w.Header()
 	h.decorate(hdr, origin)
+	if origin != nil && h.echoMethods {
+		echoTokens(hdr, hdrAllowMethods, req["Access-Control-Request-Method"])
+	}
+	if origin != nil && h.echoHeaders {
+		echoTokens(hdr, hdrAllowHeaders, req["Access-Control-Request-Headers"])
+	}
 	hdr["Content-Type"] = h.contentType
 	hdr["Content-Length"] = h.zero
 	w.WriteHeader(http.StatusNoContent)
@@ -275,9 +308,26 @@ func (h *Handler) decorate(hdr http.Header, origin []string) {
 		}
 		hdr[hdrMaxAge] = h.maxAge
 	}
-	if !h.all {
+	if !h.all || h.echoOrigin {
 		h.addVary(hdr)
 	}
+}
+
+// echoTokens sets the response header name to the first value of a
+// preflight's request header when it is a comma-separated list of tokens,
+// and removes it otherwise (nothing the client sent is echoed unchecked).
+func echoTokens(hdr http.Header, name string, values []string) {
+	if len(values) == 0 {
+		delete(hdr, name)
+		return
+	}
+	for item := range strings.SplitSeq(values[0], ",") {
+		if config.ValidateHeaderName(strings.TrimSpace(item)) != nil {
+			delete(hdr, name)
+			return
+		}
+	}
+	hdr[name] = values[:1:1]
 }
 
 // addVary adds Origin to Vary unless Vary already holds it or "*". The

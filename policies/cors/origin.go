@@ -24,11 +24,15 @@ type matcher struct {
 // prefix "https://" and suffix ".example.com:8443".
 type wildcard struct {
 	prefix, suffix string
+	anyDepth       bool // one or more labels, not exactly one
 }
 
 // compileOrigins reads an origin list. all is true when the list is empty
 // or holds "*", which then stands for the whole list, as in ingress-nginx.
-func compileOrigins(origins []string) (m matcher, all bool, err error) {
+//
+// anyDepth (the Gateway API's semantics) lets a wildcard stand for one or
+// more labels instead of exactly one.
+func compileOrigins(origins []string, anyDepth bool) (m matcher, all bool, err error) {
 	if len(origins) == 0 {
 		return matcher{}, true, nil
 	}
@@ -42,7 +46,7 @@ func compileOrigins(origins []string) (m matcher, all bool, err error) {
 			return matcher{}, false, fmt.Errorf("allow_origins[%d]: %q is not an origin (scheme://host[:port], a *. wildcard as the first label at most, null or *)", i, o)
 		case strings.Contains(o, "://*."):
 			j := strings.Index(o, "://*.") + len("://")
-			m.wild = append(m.wild, wildcard{prefix: o[:j], suffix: o[j+1:]})
+			m.wild = append(m.wild, wildcard{prefix: o[:j], suffix: o[j+1:], anyDepth: anyDepth})
 		default:
 			m.exact = append(m.exact, o)
 		}
@@ -77,20 +81,47 @@ func (m *matcher) match(o string) bool {
 // match reports whether o is the prefix, one label and the suffix. The
 // suffix starts with ".", so the label holds no dot: exactly one label is
 // covered.
+//
+// With anyDepth the part may be several labels joined by dots, each one
+// as above, 253 bytes at most.
 func (w wildcard) match(o string) bool {
 	n := len(o) - len(w.prefix) - len(w.suffix)
-	if n <= 0 || n > maxLabel {
+	limit := maxLabel
+	if w.anyDepth {
+		limit = maxName
+	}
+	if n <= 0 || n > limit {
 		return false
 	}
 	if !equalFoldASCII(o[:len(w.prefix)], w.prefix) || !equalFoldASCII(o[len(o)-len(w.suffix):], w.suffix) {
 		return false
 	}
-	return isLabel(o[len(w.prefix) : len(w.prefix)+n])
+	part := o[len(w.prefix) : len(w.prefix)+n]
+	if !w.anyDepth {
+		return isLabel(part)
+	}
+	for label := range strings.SplitSeq(part, ".") {
+		if label == "" || len(label) > maxLabel || !isLabel(label) {
+			return false
+		}
+	}
+	return true
+}
+
+// isOrigin reports whether o has the shape of an origin a browser sends
+// (scheme://host[:port], no wildcard): what an echoed "*" (GatewayAPI with
+// credentials) may answer. "null" is not: any page can send it from a
+// sandboxed frame.
+func isOrigin(o string) bool {
+	return originShape.MatchString(o) && !strings.Contains(o, "*")
 }
 
 // maxLabel is the longest DNS label (RFC 1035); nginx's pattern has no
 // bound.
 const maxLabel = 63
+
+// maxName is the longest DNS name (RFC 1035).
+const maxName = 253
 
 // isLabel reports whether s is made of ASCII letters, digits and hyphens
 // only, as nginx's [A-Za-z0-9\-]+.

@@ -2,6 +2,7 @@ package gatewayapi
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -33,7 +34,9 @@ type Backend struct {
 	Reason  gatewayv1.RouteConditionReason
 	Message string
 	// AppProtocol is the Service port's appProtocol: "", AppProtocolH2C
-	// or AppProtocolWebSocket ("http" counts as "").
+	// or AppProtocolWebSocket ("http" counts as "", and so does "https",
+	// whose TLS comes from the port's BackendTLSPolicy; without one the
+	// backend is invalid).
 	AppProtocol string
 	// Members are the ready members; Problems say why some or all are
 	// missing (no endpoints answer 503), as for Ingress backends.
@@ -97,6 +100,9 @@ func (c *computation) backend(kind, namespace string, ref gatewayv1.BackendObjec
 		}
 		b.portName = sp.Name
 		b.TLS = c.policies.forPort(key, sp.Name)
+		if b.TLS == nil && sp.AppProtocol != nil && strings.EqualFold(*sp.AppProtocol, "https") {
+			return b.invalid(gatewayv1.RouteReasonUnsupportedProtocol, "Service %s port %d: appProtocol https needs a BackendTLSPolicy, which says how the backend's certificate is verified", key, b.Port)
+		}
 	}
 	b.Members, b.Problems = ingress.Resolve(c.snap, key, networkingv1.ServiceBackendPort{Number: b.Port}, c.opts.Resolve)
 	return b
@@ -108,12 +114,12 @@ func (c *computation) appProtocol(b *Backend, sp *corev1.ServicePort) bool {
 	if sp.AppProtocol == nil {
 		return true
 	}
-	switch p := *sp.AppProtocol; p {
-	case "", "http":
+	switch p := *sp.AppProtocol; strings.ToLower(p) {
+	case "", "http", "https": // https: TLS, set by a BackendTLSPolicy (backend)
 	case AppProtocolH2C, AppProtocolWebSocket:
 		b.AppProtocol = p
 	default:
-		b.invalid(gatewayv1.RouteReasonUnsupportedProtocol, "Service %s/%s port %d: appProtocol %s is not supported (%s and %s are)",
+		b.invalid(gatewayv1.RouteReasonUnsupportedProtocol, "Service %s/%s port %d: appProtocol %s is not supported (http, https with a BackendTLSPolicy, %s and %s are)",
 			b.Namespace, b.Name, b.Port, core.Quote(p), AppProtocolH2C, AppProtocolWebSocket)
 		return false
 	}

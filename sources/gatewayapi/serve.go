@@ -259,7 +259,7 @@ func fraction(f *gatewayv1.HTTPRequestMirrorFilter) *config.Fraction {
 // spec says; an empty list of methods allows none but the simple ones,
 // which the data plane writes as GET, HEAD and POST.
 func cors(f *gatewayv1.HTTPCORSFilter) *config.CORS {
-	out := &config.CORS{MaxAge: config.Duration(5 * time.Second)}
+	out := &config.CORS{MaxAge: config.Duration(5 * time.Second), GatewayAPI: true}
 	if f.MaxAge > 0 {
 		out.MaxAge = config.Duration(time.Duration(f.MaxAge) * time.Second)
 	}

@@ -117,7 +117,10 @@ func statusCode(target string) int {
 }
 
 // Echo answers with the JSON description of r, after the delay it asks for.
+// It logs the line the suite's mirror tests look for in the pod's log
+// ("Echoing back request made to PATH to client (ADDRESS)", as echo-basic).
 func (h *Handler) Echo(w http.ResponseWriter, r *http.Request) {
+	h.log.Info("Echoing back request made to " + r.RequestURI + " to client (" + r.RemoteAddr + ")")
 	if err := delay(r, "delay"); err != nil {
 		fail(w, err)
 		return
