@@ -84,11 +84,16 @@ conformance: deps cluster-tools
 	$(GO) test -tags conformance -count=1 -timeout 90m ./test/conformance/ -run TestGatewayAPIConformance -v \
 	  -args -report-output=$(CURDIR)/docs/conformance/report.yaml $(CONFORMANCE_ARGS)
 
-## test: run every test (what CI runs). The fuzz tests run their seed
+## test: run every test (what CI runs): the unit and end-to-end tests,
+## then the test cluster's own test and the core tests of the Gateway API
+## conformance suite (profiles GATEWAY-HTTP and GATEWAY-GRPC) on it, without
+## the race detector (a few minutes). The fuzz tests run their seed
 ## corpus here; exploring beyond it is `make fuzz`, kept out of CI because
 ## what it finds differs from run to run
-test: deps tools lint
+test: deps cluster-tools lint
 	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -tags conformance -count=1 -timeout 30m ./test/cluster/
+	$(GO) test -tags conformance -count=1 -timeout 30m ./test/conformance/ -run TestGatewayAPIConformance -args -core-only
 
 ## fuzz: run the translation fuzz test beyond its seed corpus for FUZZTIME;
 ## add what it finds to the seeds (testdata/fuzz) with the fix
@@ -106,6 +111,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags conformance ./test/cluster/ ./test/conformance/
 	$(GO) run $(STATICCHECK) ./...
 
 ## demo: Ramjet doing its job: a local kube-apiserver and etcd, example
