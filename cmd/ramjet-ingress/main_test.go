@@ -167,8 +167,8 @@ func TestTranslateCommand(t *testing.T) {
 		}
 		own := []string{"translate", "-f", "-", "--ingress=false", "--gateway-api", "--check",
 			"--gateway-service-namespace", "ramjet", "--gateway-service-selector", "app=ramjet"}
-		if out, code := run(gatewayManifest, own...); code != 0 || !strings.Contains(out, "address: :10000") || !strings.Contains(out, "HTTPRoute shop/web  served") {
-			t.Errorf("own-address mode: exit %d, want 0 with the Gateway's listener planned at :10000 and the route served:\n%s", code, out)
+		if out, code := run(gatewayManifest, own...); code != 0 || !strings.Contains(out, "address: :20000") || !strings.Contains(out, "HTTPRoute shop/web  served") {
+			t.Errorf("own-address mode: exit %d, want 0 with the Gateway's listener planned at :20000 and the route served:\n%s", code, out)
 		}
 		missing := strings.Replace(gatewayManifest, "backendRefs: [{name: web, port: 80}]", "backendRefs: [{name: gone, port: 80}]", 1)
 		out, code := run(missing, args...)

@@ -54,10 +54,10 @@ func TestAgainstAPIServer(t *testing.T) {
 	a, b := gateway("shop", "a", 80, 443), gateway("shop", "b", 80)
 	sync(a, b)
 	assigned := Assignments(list(), opts)
-	if got, want := render(assigned[snapshot.Key{Namespace: "shop", Name: "a"}]), "80>10000 443>10001"; got != want {
+	if got, want := render(assigned[snapshot.Key{Namespace: "shop", Name: "a"}]), "80>20000 443>20001"; got != want {
 		t.Errorf("shop/a: got %q, want %q", got, want)
 	}
-	if got, want := render(assigned[snapshot.Key{Namespace: "shop", Name: "b"}]), "80>10002"; got != want {
+	if got, want := render(assigned[snapshot.Key{Namespace: "shop", Name: "b"}]), "80>20002"; got != want {
 		t.Errorf("shop/b: got %q, want %q", got, want)
 	}
 
@@ -70,7 +70,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	if _, err := services.UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := render(Assignments(list(), opts)[snapshot.Key{Namespace: "shop", Name: "b"}]), "80>10002 IPAddress=198.18.0.10"; got != want {
+	if got, want := render(Assignments(list(), opts)[snapshot.Key{Namespace: "shop", Name: "b"}]), "80>20002 IPAddress=198.18.0.10"; got != want {
 		t.Errorf("shop/b with a load balancer: got %q, want %q", got, want)
 	}
 
@@ -78,8 +78,8 @@ func TestAgainstAPIServer(t *testing.T) {
 	opts.Type = corev1.ServiceTypeClusterIP
 	sync(gateway("shop", "a", 443, 8443), b)
 	got := Assignments(list(), opts)[snapshot.Key{Namespace: "shop", Name: "a"}]
-	if got.Ports[443] != 10001 || got.Ports[8443] != 10003 || len(got.Ports) != 2 || len(got.Addresses) == 0 {
-		t.Errorf("shop/a as ClusterIP: got %q, want 443>10001 8443>10003 and its cluster IP", render(got))
+	if got.Ports[443] != 20001 || got.Ports[8443] != 20003 || len(got.Ports) != 2 || len(got.Addresses) == 0 {
+		t.Errorf("shop/a as ClusterIP: got %q, want 443>20001 8443>20003 and its cluster IP", render(got))
 	}
 
 	sync(gateway("shop", "a", 443, 8443))

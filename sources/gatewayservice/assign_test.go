@@ -41,10 +41,10 @@ func TestAssignments(t *testing.T) {
 		got[k.String()] = render(a)
 	}
 	want := map[string]string{
-		"shop/lb":      "80>10001 443>10002 IPAddress=198.18.0.10 IPAddress=2001:db8::1",
-		"shop/host":    "80>10000 Hostname=lb.example.com",
-		"shop/pending": "80>10003",
-		"shop/cluster": "8080>10000 IPAddress=10.96.0.5 IPAddress=fd00::5",
+		"shop/lb":      "80>20001 443>20002 IPAddress=198.18.0.10 IPAddress=2001:db8::1",
+		"shop/host":    "80>20000 Hostname=lb.example.com",
+		"shop/pending": "80>20003",
+		"shop/cluster": "8080>20000 IPAddress=10.96.0.5 IPAddress=fd00::5",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("assignments:\n got  %v\n want %v", got, want)

@@ -21,7 +21,7 @@ func TestDesired(t *testing.T) {
 	foreign := func(namespace, name string, labels, annotations map[string]string) *corev1.Service {
 		return &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels, Annotations: annotations},
-			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(10000)}}},
+			Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(20000)}}},
 		}
 	}
 	ours := map[string]string{LabelManagedBy: ManagedBy}
@@ -33,40 +33,40 @@ func TestDesired(t *testing.T) {
 		want          []string
 	}{
 		{name: "new Gateway", after: []*gatewayv1.Gateway{gateway("shop", "web", 443, 80, 80)},
-			want: []string{"create shop/web 80>10000 443>10001"}},
+			want: []string{"create shop/web 80>20000 443>20001"}},
 		{name: "nothing changed", before: []*gatewayv1.Gateway{a80, b80}, after: []*gatewayv1.Gateway{b80, a80}},
 		{name: "added port keeps the others' pod ports",
 			before: []*gatewayv1.Gateway{a80, b80}, after: []*gatewayv1.Gateway{gateway("shop", "a", 80, 8080), b80},
-			want: []string{"update shop/a 80>10000 8080>10002"}},
+			want: []string{"update shop/a 80>20000 8080>20002"}},
 		{name: "removed port keeps the others' pod ports",
 			before: []*gatewayv1.Gateway{gateway("shop", "a", 80, 443), b80}, after: []*gatewayv1.Gateway{gateway("shop", "a", 443), b80},
-			want: []string{"update shop/a 443>10001"}},
+			want: []string{"update shop/a 443>20001"}},
 		{name: "a removed port is reused only once no Service names it",
 			before: []*gatewayv1.Gateway{gateway("shop", "a", 80, 443)}, after: []*gatewayv1.Gateway{gateway("shop", "a", 443), b80},
-			want: []string{"create shop/b 80>10002", "update shop/a 443>10001"}},
+			want: []string{"create shop/b 80>20002", "update shop/a 443>20001"}},
 		{name: "two Gateways on one port get two pod ports", after: []*gatewayv1.Gateway{b80, a80},
-			want: []string{"create shop/a 80>10000", "create shop/b 80>10001"}},
+			want: []string{"create shop/a 80>20000", "create shop/b 80>20001"}},
 		{name: "a pod port two Services claim stays with the first Gateway",
 			before: []*gatewayv1.Gateway{a80, b80}, after: []*gatewayv1.Gateway{a80, b80},
 			edit: func(s []*corev1.Service) []*corev1.Service {
 				s[1].Spec.Ports[0].TargetPort = s[0].Spec.Ports[0].TargetPort
 				return s
 			},
-			want: []string{"update shop/b 80>10001"}},
+			want: []string{"update shop/b 80>20001"}},
 		{name: "range exhausted",
 			after: []*gatewayv1.Gateway{gateway("shop", "a", 80, 443, 8080), b80},
-			opts:  func(o *Options) { o.PortRange = [2]int32{10000, 10001} },
-			want:  []string{"create shop/a 80>10000 443>10001", "problem shop/a PortsExhausted [8080]", "problem shop/b PortsExhausted [80]"}},
+			opts:  func(o *Options) { o.PortRange = [2]int32{20000, 20001} },
+			want:  []string{"create shop/a 80>20000 443>20001", "problem shop/a PortsExhausted [8080]", "problem shop/b PortsExhausted [80]"}},
 		{name: "a pod port out of a new range is moved",
 			before: []*gatewayv1.Gateway{a80}, after: []*gatewayv1.Gateway{a80},
-			opts: func(o *Options) { o.PortRange = [2]int32{20000, 20001} },
-			want: []string{"update shop/a 80>20000"}},
+			opts: func(o *Options) { o.PortRange = [2]int32{30000, 30001} },
+			want: []string{"update shop/a 80>30000"}},
 		{name: "deleted Gateway deletes its Service",
 			before: []*gatewayv1.Gateway{a80, b80}, after: []*gatewayv1.Gateway{a80},
 			want: []string{"delete shop/b"}},
 		{name: "a freed pod port is not reused while its Service exists",
 			before: []*gatewayv1.Gateway{a80}, after: []*gatewayv1.Gateway{b80},
-			want: []string{"create shop/b 80>10001", "delete shop/a"}},
+			want: []string{"create shop/b 80>20001", "delete shop/a"}},
 		{name: "foreign Services untouched",
 			before: []*gatewayv1.Gateway{a80}, after: []*gatewayv1.Gateway{b80},
 			edit: func(s []*corev1.Service) []*corev1.Service {
@@ -80,16 +80,16 @@ func TestDesired(t *testing.T) {
 			want: []string{"delete shop/a", "problem shop/b NameTaken"}},
 		{name: "type changed", before: []*gatewayv1.Gateway{a80}, after: []*gatewayv1.Gateway{a80},
 			opts: func(o *Options) { o.Type = corev1.ServiceTypeClusterIP },
-			want: []string{"update shop/a 80>10000"}},
+			want: []string{"update shop/a 80>20000"}},
 		{name: "selector changed", before: []*gatewayv1.Gateway{a80}, after: []*gatewayv1.Gateway{a80},
 			opts: func(o *Options) { o.Selector = map[string]string{"app": "other"} },
-			want: []string{"update shop/a 80>10000"}},
+			want: []string{"update shop/a 80>20000"}},
 		{name: "our label changed by someone", before: []*gatewayv1.Gateway{a80}, after: []*gatewayv1.Gateway{a80},
 			edit: func(s []*corev1.Service) []*corev1.Service {
 				s[0].Labels[LabelGateway] = "x"
 				return s
 			},
-			want: []string{"update shop/a 80>10000"}},
+			want: []string{"update shop/a 80>20000"}},
 		{name: "fields the API server sets and others' metadata are not changes",
 			before: []*gatewayv1.Gateway{a80}, after: []*gatewayv1.Gateway{a80},
 			edit: func(s []*corev1.Service) []*corev1.Service {
@@ -138,7 +138,7 @@ func TestDesiredService(t *testing.T) {
 	wantAnnotations := map[string]string{
 		AnnotationController: "ramjet.dev/gateway", AnnotationGatewayNamespace: "shop", AnnotationGatewayName: "web",
 	}
-	wantPorts := []corev1.ServicePort{{Name: "port-80", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(10000)}}
+	wantPorts := []corev1.ServicePort{{Name: "port-80", Protocol: corev1.ProtocolTCP, Port: 80, TargetPort: intstr.FromInt32(20000)}}
 	switch {
 	case svc.Namespace != "ramjet" || svc.Name != ServiceName(snapshot.Key{Namespace: "shop", Name: "web"}):
 		t.Errorf("got Service %s/%s", svc.Namespace, svc.Name)

@@ -9,7 +9,7 @@
 // reload. For each Gateway the leader keeps one Service in the
 // controller's namespace that selects the ingress pods. Each distinct port
 // P of the Gateway's listeners becomes a port of that Service: port P, and
-// as targetPort a pod port allocated from a range (10000-10999 unless
+// as targetPort a pod port allocated from a range (20000-20999 unless
 // configured). The Gateway's addresses are the Service's: the entries of
 // status.loadBalancer.ingress for a LoadBalancer Service, its cluster IPs
 // otherwise.

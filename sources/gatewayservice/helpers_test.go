@@ -14,7 +14,7 @@ import (
 )
 
 // testOptions are the options of the tests: namespace "ramjet", range
-// 10000-10999.
+// 20000-20999.
 func testOptions() Options {
 	return Options{
 		Namespace:      "ramjet",
@@ -57,7 +57,7 @@ func applied(existing []*corev1.Service, plan Plan) []*corev1.Service {
 	return out
 }
 
-// summary renders a plan as lines: "create shop/web 80>10000 443>10001",
+// summary renders a plan as lines: "create shop/web 80>20000 443>20001",
 // "update ...", "delete shop/web", "problem shop/web PortsExhausted [443]".
 // Services are named by their Gateway; existing names deleted Services.
 func summary(plan Plan, existing []*corev1.Service) []string {

@@ -11,8 +11,8 @@ import (
 
 // The pod ports of the default range.
 const (
-	DefaultFirstPort int32 = 10000
-	DefaultLastPort  int32 = 10999
+	DefaultFirstPort int32 = 20000
+	DefaultLastPort  int32 = 20999
 )
 
 // The marks of Ramjet's Services.

@@ -35,8 +35,8 @@ func TestStatus(t *testing.T) {
 	unaddressed := computed(metav1.ConditionFalse, gatewayv1.GatewayReasonAddressNotAssigned)
 	invalid := computed(metav1.ConditionFalse, gatewayv1.GatewayReasonInvalid)
 	taken := Problem{Gateway: key, Reason: NameTaken, Message: "Service x exists and is not managed by Ramjet, so the Gateway has no address"}
-	some := Problem{Gateway: key, Reason: PortsExhausted, Ports: []int32{443}, Message: "no free pod port in 10000-10000 for Gateway port(s) 443"}
-	all := Problem{Gateway: key, Reason: PortsExhausted, Ports: []int32{80, 443}, Message: "no free pod port in 10000-10000 for Gateway port(s) 80, 443"}
+	some := Problem{Gateway: key, Reason: PortsExhausted, Ports: []int32{443}, Message: "no free pod port in 20000-20000 for Gateway port(s) 443"}
+	all := Problem{Gateway: key, Reason: PortsExhausted, Ports: []int32{80, 443}, Message: "no free pod port in 20000-20000 for Gateway port(s) 80, 443"}
 	label := Problem{Gateway: key, Reason: InfrastructureIgnored, Message: `spec.infrastructure.labels: "a" is reserved`}
 	annotation := Problem{Gateway: key, Reason: InfrastructureIgnored, Message: `spec.infrastructure.annotations: "b" is invalid`}
 	tests := []struct {

@@ -45,7 +45,7 @@ metadata:
   namespace: ramjet
   labels: {app.kubernetes.io/managed-by: ramjet}
   annotations: {gateway.ramjet.dev/controller: ramjet.dev/gateway, gateway.ramjet.dev/gateway-namespace: shop, gateway.ramjet.dev/gateway-name: old}
-spec: {type: LoadBalancer, ports: [{port: 80, targetPort: 10000}]}
+spec: {type: LoadBalancer, ports: [{port: 80, targetPort: 20000}]}
 `
 	snap, _, err := Read([]string{"-"}, strings.NewReader(manifests))
 	if err != nil {
@@ -56,7 +56,7 @@ spec: {type: LoadBalancer, ports: [{port: 80, targetPort: 10000}]}
 		Services: gatewayservice.Options{Namespace: "ramjet", Selector: map[string]string{"app": "ramjet"}, ControllerName: gatewayapi.DefaultControllerName},
 	}
 	got := p.Assign(snap)
-	want := map[string]string{"shop/old": "80=:10000", "shop/new": "80=:10001 8080=:10002"}
+	want := map[string]string{"shop/old": "80=:20000", "shop/new": "80=:20001 8080=:20002"}
 	for key, a := range got {
 		if len(a.Addresses) > 0 {
 			t.Errorf("Gateway %s has addresses %v, want none", key, a.Addresses)
