@@ -162,6 +162,13 @@ type Application struct {
 	// verifies it (nginx's ssl_verify_client). It requires TLS. Nil asks
 	// for none.
 	ClientAuth *ClientAuth `yaml:"client_auth,omitempty" json:"client_auth,omitempty"`
+	// SNIGroup names the group of names a TLS connection is set up for
+	// (a Gateway API listener's). An HTTPS request whose Host is served by
+	// an application of one group, on a connection whose server name (SNI)
+	// an application of another group serves, is answered 421 Misdirected
+	// Request (RFC 9110 §15.5.20): a client that reuses a connection for
+	// another name must open one for it. Empty: no group, never 421.
+	SNIGroup string `yaml:"sni_group,omitempty" json:"sni_group,omitempty"`
 	// HTTPSRedirect answers plain-HTTP requests with a 308 to HTTPS, except
 	// on routes under /.well-known/acme-challenge/. A route may override it.
 	HTTPSRedirect bool `yaml:"https_redirect,omitempty" json:"https_redirect,omitempty"`

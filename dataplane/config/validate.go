@@ -349,6 +349,9 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 	if app.ClientAuth != nil {
 		app.ClientAuth.validate(l, path+".client_auth", app.TLS != nil)
 	}
+	if app.SNIGroup != "" {
+		l.addErr(path+".sni_group", ValidateName(app.SNIGroup))
+	}
 	firstWithMatch := map[string]int{}
 	budget.application = 0
 	over := -1 // the route whose regexes bring the application over its budget

@@ -300,6 +300,10 @@ func TestValidateRules(t *testing.T) {
 			app(c).TLS = &config.CertificateFiles{CertFile: "tls.crt", KeyFile: "tls.key"}
 		}, nil},
 
+		// application sni_group
+		{"sni_group", func(c *config.Config) { app(c).SNIGroup = "gw-1" }, nil},
+		{"sni_group not a name", func(c *config.Config) { app(c).SNIGroup = "a b" }, []wantErr{{A + ".sni_group", ""}}},
+
 		// application client_auth
 		{"client_auth without tls", func(c *config.Config) {
 			app(c).ClientAuth = &config.ClientAuth{CAFile: "ca.crt"}

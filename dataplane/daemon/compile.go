@@ -88,6 +88,8 @@ type application struct {
 	requests     *[6]prometheus.Counter
 	// clientAuth is the application's client_auth, nil without one.
 	clientAuth *clientcert.Policy
+	// sniGroup is the application's sni_group.
+	sniGroup string
 }
 
 // notFoundRoute answers requests that match a domain but no route, when
@@ -255,7 +257,7 @@ func (c *compiler) buildSites() []router.Site[*route] {
 	var sites []router.Site[*route]
 	c.eachApplication(func(path, tname, aname string, app *config.Application) {
 		tenant := c.cfg.Tenants[tname]
-		info := &application{tenant: tname, name: aname, requests: c.d.metrics.RequestCounters(tname, aname)}
+		info := &application{tenant: tname, name: aname, requests: c.d.metrics.RequestCounters(tname, aname), sniGroup: app.SNIGroup}
 		if app.ClientAuth != nil {
 			info.clientAuth = c.clientAuth(path+".client_auth", app.ClientAuth)
 		}

@@ -59,9 +59,14 @@ func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
 		http.Error(rec, "Bad Request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	rt, captures, err := gen.tables.of(e.listener).Lookup(router.NormalizeHost(r.Host), path, &router.Request{Method: r.Method, Header: r.Header, RawQuery: r.URL.RawQuery})
+	table := gen.tables.of(e.listener)
+	rt, captures, err := table.Lookup(router.NormalizeHost(r.Host), path, &router.Request{Method: r.Method, Header: r.Header, RawQuery: r.URL.RawQuery})
 	if err != nil {
 		rt = e.d.lookupFailure(err, rt)
+	}
+	if misdirected(table, r, rt) {
+		http.Error(rec, "Misdirected Request: this connection was set up for another name; open a new one for this host", http.StatusMisdirectedRequest)
+		return
 	}
 	x := e.d.exchanges.Get().(*exchange.Request)
 	e.fill(x, gen, r, path, captures)
@@ -73,6 +78,17 @@ func (e *entry) serve(rec *recorder, r *http.Request, gen *generation) {
 	e.d.metrics.InFlight.Inc()
 	defer e.finish(rt, x, start, rec)
 	rt.handler.Serve(rec, x)
+}
+
+// misdirected reports whether an HTTPS request's Host is served by an
+// application of another sni_group than the application serving the
+// connection's server name (both groups set).
+func misdirected(table *router.Table[*route], r *http.Request, rt *route) bool {
+	if r.TLS == nil || r.TLS.ServerName == "" || rt == nil || rt.app == nil || rt.app.sniGroup == "" {
+		return false
+	}
+	sni, _, err := table.Lookup(router.NormalizeHost(r.TLS.ServerName), "/", nil)
+	return err == nil && sni != nil && sni.app != nil && sni.app.sniGroup != "" && sni.app.sniGroup != rt.app.sniGroup
 }
 
 // refusal returns the status and reason of a request refused before

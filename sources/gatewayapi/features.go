@@ -20,6 +20,7 @@ var Features = featureNames(
 	features.SupportGatewayPort8080,
 	features.SupportGatewayHTTPListenerIsolation,
 	features.SupportGatewayAddressEmpty,
+	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
 	// HTTPRoute, extended.
 	features.SupportHTTPRouteQueryParamMatching,
 	features.SupportHTTPRouteMethodMatching,

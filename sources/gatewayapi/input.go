@@ -69,6 +69,14 @@ func OwnListener(gateway snapshot.Key, port gatewayv1.PortNumber) string {
 	return "gw-" + hex.EncodeToString(sum[:6]) + "-" + strconv.Itoa(int(port))
 }
 
+// listenerGroup is the SNI group of a Gateway listener's hosts (see
+// core.ScopedHost.Group): a digest of the Gateway and the listener's name,
+// so that no user text goes into the configuration.
+func listenerGroup(gw *gatewayv1.Gateway, ls *ListenerState) string {
+	sum := sha256.Sum256([]byte(gatewayKey(gw).String() + "/" + string(ls.Listener.Name)))
+	return "l-" + hex.EncodeToString(sum[:6])
+}
+
 // Name is the input's name.
 func (*Input) Name() string { return Name }
 
@@ -179,6 +187,12 @@ func (b *builder) gateway(gs *GatewayState, a Assignment) {
 			added[port.Listener] = true
 			contribution.Listeners = append(contribution.Listeners, ownListener(gs, ls.Listener.Port, port))
 		}
+		if port.Address != "" && ls.Listener.Protocol == gatewayv1.HTTPSProtocolType && ls.Listener.Hostname == nil {
+			// The names no route holds belong to this listener's group
+			// too: a request for one on a connection set up for another
+			// listener's name is misdirected (421), not a 404.
+			contribution.Scoped = append(contribution.Scoped, core.ScopedHost{Listener: port.Listener, Group: listenerGroup(gw, ls)})
+		}
 		for _, h := range ls.Hosts {
 			b.table(gw, ls, port.Listener, h)
 		}
@@ -227,16 +241,17 @@ func (b *builder) table(gw *gatewayv1.Gateway, ls *ListenerState, listener strin
 	}
 	b.tables[k] = gatewayKey(gw).String()
 	cert := hostCertificate(ls, h.Hostname)
+	group := listenerGroup(gw, ls)
 	order := 0
 	for i := range h.GRPC {
 		e := &h.GRPC[i]
-		sh := b.scoped(e.Ref, listener, h.Hostname, cert)
+		sh := b.scoped(e.Ref, listener, h.Hostname, cert, group)
 		sh.Routes = append(sh.Routes, grpcRoute(order, e))
 		order++
 	}
 	for i := range h.HTTP {
 		e := &h.HTTP[i]
-		sh := b.scoped(e.Ref, listener, h.Hostname, cert)
+		sh := b.scoped(e.Ref, listener, h.Hostname, cert, group)
 		sh.Routes = append(sh.Routes, httpRoute(order, e, ls.Listener.Port))
 		order++
 	}
@@ -294,13 +309,13 @@ func (b *builder) route(ref Ref) *core.Contribution {
 }
 
 // scoped is the route's scoped host for a listener and hostname.
-func (b *builder) scoped(ref Ref, listener, hostname string, cert *core.Certificate) *core.ScopedHost {
+func (b *builder) scoped(ref Ref, listener, hostname string, cert *core.Certificate, group string) *core.ScopedHost {
 	c := b.route(ref)
 	for i := range c.Scoped {
 		if sh := &c.Scoped[i]; sh.Listener == listener && sh.Host == hostname {
 			return sh
 		}
 	}
-	c.Scoped = append(c.Scoped, core.ScopedHost{Listener: listener, Host: hostname, Cert: cert})
+	c.Scoped = append(c.Scoped, core.ScopedHost{Listener: listener, Host: hostname, Cert: cert, Group: group})
 	return &c.Scoped[len(c.Scoped)-1]
 }
