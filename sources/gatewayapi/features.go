@@ -20,6 +20,7 @@ var Features = featureNames(
 	features.SupportGatewayPort8080,
 	features.SupportGatewayHTTPListenerIsolation,
 	features.SupportGatewayAddressEmpty,
+	features.SupportGatewayStaticAddresses,
 	// HTTPRoute, extended.
 	features.SupportHTTPRouteQueryParamMatching,
 	features.SupportHTTPRouteMethodMatching,
