@@ -21,6 +21,7 @@ var Features = featureNames(
 	features.SupportGatewayHTTPListenerIsolation,
 	features.SupportGatewayAddressEmpty,
 	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
+	features.SupportGatewayStaticAddresses,
 	// HTTPRoute, extended.
 	features.SupportHTTPRouteQueryParamMatching,
 	features.SupportHTTPRouteMethodMatching,

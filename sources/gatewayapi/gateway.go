@@ -125,8 +125,9 @@ func (c *computation) gatewayAccepted(gw *gatewayv1.Gateway, class *ClassState, 
 
 // gatewayProgrammed is the Gateway's Programmed condition: it needs to be
 // accepted, to have a listener to serve and an address, and every address
-// its spec asks for (AddressNotUsable otherwise; a request without a value
-// is met by any address of its type).
+// its spec asks for (AddressNotUsable otherwise, also when a value is
+// asked for and the Gateway has no address at all; a request without a
+// value is met by any address of its type).
 func gatewayProgrammed(gw *gatewayv1.Gateway, accepted, listeners bool, addresses []gatewayv1.GatewayStatusAddress) metav1.Condition {
 	gen := gw.Generation
 	switch {
@@ -135,6 +136,10 @@ func gatewayProgrammed(gw *gatewayv1.Gateway, accepted, listeners bool, addresse
 	case !listeners:
 		return condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonInvalid, "no listener can be served", gen)
 	case len(addresses) == 0:
+		if want, ok := requestedValue(gw); ok {
+			return condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotUsable,
+				fmt.Sprintf("spec.addresses: the %s %s is not usable: the load balancer has not assigned it", addressType(want.Type), core.Quote(want.Value)), gen)
+		}
 		return condition(gatewayv1.GatewayConditionProgrammed, false, gatewayv1.GatewayReasonAddressNotAssigned, "no address is assigned to the Gateway yet", gen)
 	}
 	for _, want := range gw.Spec.Addresses {
@@ -144,6 +149,19 @@ func gatewayProgrammed(gw *gatewayv1.Gateway, accepted, listeners bool, addresse
 		}
 	}
 	return condition(gatewayv1.GatewayConditionProgrammed, true, gatewayv1.GatewayReasonProgrammed, "", gen)
+}
+
+// requestedValue is the first address of the Gateway's spec that names a
+// value. A Gateway that asks for one and has no address at all is taken
+// to have asked for what it cannot get: a load balancer that cannot give a
+// requested address often leaves the Service pending.
+func requestedValue(gw *gatewayv1.Gateway) (gatewayv1.GatewaySpecAddress, bool) {
+	for _, a := range gw.Spec.Addresses {
+		if a.Value != "" {
+			return a, true
+		}
+	}
+	return gatewayv1.GatewaySpecAddress{}, false
 }
 
 // assigned reports whether a requested address is among the Gateway's.

@@ -46,7 +46,8 @@ type Options struct {
 	// SupportedFeatures are published in each class's status, sorted.
 	SupportedFeatures []gatewayv1.FeatureName
 	// Addresses are the addresses each Gateway is reachable at; a Gateway
-	// without any is not Programmed (AddressNotAssigned).
+	// without any is not Programmed (AddressNotAssigned, or AddressNotUsable
+	// when its spec.addresses asks for a value).
 	Addresses map[snapshot.Key][]gatewayv1.GatewayStatusAddress
 	// Resolve changes how a Service port resolves to members.
 	Resolve ingress.ResolveOptions

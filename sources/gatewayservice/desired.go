@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,6 +160,9 @@ func (t *target) service(opts Options, plan *Plan) *corev1.Service {
 		ObjectMeta: metav1.ObjectMeta{Namespace: opts.Namespace, Name: t.name, Labels: labels, Annotations: annotations},
 		Spec:       corev1.ServiceSpec{Type: opts.Type, Selector: maps.Clone(opts.Selector)},
 	}
+	if opts.Type == corev1.ServiceTypeLoadBalancer {
+		svc.Spec.LoadBalancerIP = requestedIP(t.gateway)
+	}
 	for _, port := range t.ports {
 		if pod := t.podPorts[port]; pod != 0 {
 			svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{
@@ -168,6 +172,23 @@ func (t *target) service(opts Options, plan *Plan) *corev1.Service {
 		}
 	}
 	return svc
+}
+
+// requestedIP is the first address of the Gateway's spec.addresses of
+// type IPAddress (or without a type) whose value is an IP address, or "".
+// It becomes the Service's spec.loadBalancerIP, the field most load
+// balancers take a requested address from; Hostname addresses and further
+// IP addresses are not passed on.
+func requestedIP(gw *gatewayv1.Gateway) string {
+	for _, a := range gw.Spec.Addresses {
+		if a.Type != nil && *a.Type != gatewayv1.IPAddressType {
+			continue
+		}
+		if ip, err := netip.ParseAddr(a.Value); err == nil {
+			return ip.String()
+		}
+	}
+	return ""
 }
 
 // joinPorts renders ports as "80, 443".

@@ -12,7 +12,14 @@
 // as targetPort a pod port allocated from a range (20000-20999 unless
 // configured). The Gateway's addresses are the Service's: the entries of
 // status.loadBalancer.ingress for a LoadBalancer Service, its cluster IPs
-// otherwise.
+// otherwise. A Gateway that asks for an address (spec.addresses of type
+// IPAddress, or without a type) has the first such IP address put into
+// its LoadBalancer Service's spec.loadBalancerIP, the field most load
+// balancers take a requested address from; Hostname addresses and further
+// IP addresses are not passed on, and the field is cleared when the
+// Gateway stops asking. Whether the address is given is the load
+// balancer's to decide: one that cannot give it usually leaves the
+// Service without an address.
 //
 // The Service is the single record of the allocation. Every replica reads
 // the Services from its snapshot (Assignments) to know which pod port

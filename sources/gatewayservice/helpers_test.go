@@ -37,6 +37,22 @@ func gateway(namespace, name string, ports ...int32) *gatewayv1.Gateway {
 	return gw
 }
 
+// withAddresses is gw with spec.addresses "TYPE=VALUE" or "VALUE"
+// (no type).
+func withAddresses(gw *gatewayv1.Gateway, addresses ...string) *gatewayv1.Gateway {
+	gw = gw.DeepCopy()
+	for _, a := range addresses {
+		var addr gatewayv1.GatewaySpecAddress
+		if typ, value, ok := strings.Cut(a, "="); ok {
+			addr = gatewayv1.GatewaySpecAddress{Type: (*gatewayv1.AddressType)(&typ), Value: value}
+		} else {
+			addr.Value = a
+		}
+		gw.Spec.Addresses = append(gw.Spec.Addresses, addr)
+	}
+	return gw
+}
+
 // applied is existing after the plan, as an API server would keep it
 // (without the fields it defaults).
 func applied(existing []*corev1.Service, plan Plan) []*corev1.Service {
@@ -81,12 +97,16 @@ func summary(plan Plan, existing []*corev1.Service) []string {
 	return out
 }
 
-// describe is "namespace/name" of the Service's Gateway, then its ports.
+// describe is "namespace/name" of the Service's Gateway, then its ports,
+// then " ip=ADDRESS" when it asks for a load balancer IP.
 func describe(s *corev1.Service) string {
 	var b strings.Builder
 	b.WriteString(s.Annotations[AnnotationGatewayNamespace] + "/" + s.Annotations[AnnotationGatewayName])
 	for _, p := range s.Spec.Ports {
 		fmt.Fprintf(&b, " %d>%d", p.Port, p.TargetPort.IntVal)
+	}
+	if s.Spec.LoadBalancerIP != "" {
+		b.WriteString(" ip=" + s.Spec.LoadBalancerIP)
 	}
 	return b.String()
 }

@@ -75,6 +75,7 @@ func reserved(k string) bool {
 // Service and the wanted one.
 func differs(current, want *corev1.Service) bool {
 	if current.Spec.Type != want.Spec.Type || !maps.Equal(current.Spec.Selector, want.Spec.Selector) ||
+		current.Spec.LoadBalancerIP != want.Spec.LoadBalancerIP ||
 		len(current.Spec.Ports) != len(want.Spec.Ports) {
 		return true
 	}
@@ -95,6 +96,7 @@ func updated(current, want *corev1.Service) *corev1.Service {
 	svc.Labels, svc.Annotations = merged(current, want)
 	svc.Spec.Type = want.Spec.Type
 	svc.Spec.Selector = want.Spec.Selector
+	svc.Spec.LoadBalancerIP = want.Spec.LoadBalancerIP
 	nodePorts := map[int32]int32{}
 	for _, p := range current.Spec.Ports {
 		nodePorts[p.Port] = p.NodePort

@@ -16,6 +16,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ramjet-dev/ramjet/test/cluster"
@@ -243,4 +244,111 @@ func echoPod(t *testing.T, url string) string {
 		t.Fatalf("GET %s: not echo's JSON: %v: %s", url, err, body)
 	}
 	return answer.Pod
+}
+
+// requestManifests is one echo server and a Service of type LoadBalancer
+// in front of it.
+const requestManifests = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: lbip}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: echo, namespace: lbip, labels: {app: echo}}
+spec:
+  containers:
+  - name: echo
+    image: registry.k8s.io/gateway-api/echo-basic:v1.5.1
+    env:
+    - name: POD_NAME
+      valueFrom: {fieldRef: {fieldPath: metadata.name}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: lb, namespace: lbip}
+spec:
+  type: LoadBalancer
+  selector: {app: echo}
+  ports:
+  - {name: http, port: 80, targetPort: 3000}
+`
+
+// TestLoadBalancerIP checks spec.loadBalancerIP: a free address of the
+// network (a reserved one included) is given, the listeners moving there;
+// an address outside the network or another Service's leaves the Service
+// without an address.
+func TestLoadBalancerIP(t *testing.T) {
+	c := cluster.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*waitTimeout)
+	defer cancel()
+	a4 := c.Network.Prefix.Addr().As4()
+	a4[3] = 250
+	reserved := netip.AddrFrom4(a4)
+	if err := c.Network.Reserve(reserved); err != nil {
+		t.Fatal(err)
+	}
+	c.Apply(t, requestManifests)
+	waitPodsReady(ctx, t, c, "lbip", "app=echo", 1)
+
+	first := waitLoadBalancer(ctx, t, c, "lbip", "lb")
+	if first == reserved {
+		t.Fatalf("the load balancer took the reserved address %s", reserved)
+	}
+	if got := echoPod(t, "http://"+first.String()+":80/"); got != "echo" {
+		t.Errorf("GET %s answered pod %q", first, got)
+	}
+
+	setLoadBalancerIP(ctx, t, c, "lb", reserved.String())
+	waitLoadBalancerIs(ctx, t, c, "lb", reserved.String())
+	if got := echoPod(t, "http://"+reserved.String()+":80/"); got != "echo" {
+		t.Errorf("GET %s answered pod %q", reserved, got)
+	}
+
+	c.Apply(t, strings.ReplaceAll(requestManifests, "name: lb,", "name: other,"))
+	setLoadBalancerIP(ctx, t, c, "other", reserved.String())
+	for _, ip := range []string{reserved.String(), "198.51.100.1"} {
+		setLoadBalancerIP(ctx, t, c, "other", ip)
+		time.Sleep(2 * time.Second)
+		svc, err := c.Client.CoreV1().Services("lbip").Get(ctx, "other", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := svc.Status.LoadBalancer.Ingress; len(got) != 0 {
+			t.Errorf("loadBalancerIP %s, which is not available: got address %v, want none", ip, got)
+		}
+	}
+
+	// The address the Service let go may be asked for again.
+	setLoadBalancerIP(ctx, t, c, "lb", first.String())
+	waitLoadBalancerIs(ctx, t, c, "lb", "")
+	setLoadBalancerIP(ctx, t, c, "other", reserved.String())
+	waitLoadBalancerIs(ctx, t, c, "other", reserved.String())
+}
+
+// setLoadBalancerIP sets the spec.loadBalancerIP of the Service lbip/name.
+func setLoadBalancerIP(ctx context.Context, t *testing.T, c *cluster.Cluster, name, ip string) {
+	t.Helper()
+	patch := `{"spec":{"loadBalancerIP":"` + ip + `"}}`
+	if _, err := c.Client.CoreV1().Services("lbip").Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("patching Service lbip/%s: %v", name, err)
+	}
+}
+
+// waitLoadBalancerIs waits until the Service lbip/name's only load
+// balancer address is ip (none when "").
+func waitLoadBalancerIs(ctx context.Context, t *testing.T, c *cluster.Cluster, name, ip string) {
+	t.Helper()
+	var got []corev1.LoadBalancerIngress
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, waitTimeout, true, func(ctx context.Context) (bool, error) {
+		svc, err := c.Client.CoreV1().Services("lbip").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		got = svc.Status.LoadBalancer.Ingress
+		return (ip == "" && len(got) == 0) || (len(got) == 1 && got[0].IP == ip), nil
+	})
+	if err != nil {
+		t.Fatalf("Service lbip/%s: load balancer addresses %v after %s, want %q", name, got, waitTimeout, ip)
+	}
 }

@@ -70,10 +70,11 @@
 //
 // Start creates one harness.Network, a /24 of 198.18.0.0/15 (say
 // 198.18.7.0/24): .1 is the host, and every pod and load balancer takes
-// the next free address from .2 up, in the order they appear. Addresses
-// are not reused, so one cluster runs at most about 250 pods and load
-// balancers over its life. Nothing is routed outside the /24 and
-// loopback.
+// the next free address from .2 up, in the order they appear, skipping
+// the addresses harness.Network.Reserve keeps for Services that ask for
+// them (the conformance suite reserves .250). Addresses are not reused,
+// so one cluster runs at most about 250 pods and load balancers over its
+// life. Nothing is routed outside the /24 and loopback.
 //
 // # Load balancers
 //
@@ -84,4 +85,13 @@
 // round robin from its EndpointSlices, as a cloud's load balancer does.
 // UDP ports are not forwarded. The address stays the Service's until it
 // is deleted or changes type.
+//
+// A Service that asks for an address in spec.loadBalancerIP gets it when
+// it is an address of the /24 (.2 to .254) that no other Service or pod
+// has, reserved ones included (harness.Network.AddAddrOf); a Service that
+// had another address moves there with its listeners. Otherwise, as in a
+// cloud whose requested IP is not available, the Service stays without an
+// address (its status.loadBalancer emptied) until the field changes. An
+// address given this way is freed when the Service lets it go, so that it
+// may be asked for again; clearing the field keeps the Service's address.
 package cluster

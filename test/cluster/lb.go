@@ -4,6 +4,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -53,8 +54,21 @@ type loadBalancer struct {
 // balancedService is the address of one Service and its listeners, by
 // port number.
 type balancedService struct {
-	addr      netip.Addr
+	addr netip.Addr
+	// requested: addr is the Service's spec.loadBalancerIP, freed when the
+	// Service lets it go (the others stay taken).
+	requested bool
 	listeners map[int32]*lbListener
+}
+
+// close closes the listeners and frees a requested address.
+func (b *balancedService) close(n *harness.Network) {
+	for _, l := range b.listeners {
+		l.close()
+	}
+	if b.requested {
+		_ = n.RemoveAddr(b.addr)
+	}
 }
 
 // lbListener forwards the connections of one port.
@@ -116,6 +130,12 @@ func (lb *loadBalancer) sync(name cache.ObjectName) {
 		return
 	}
 	b, err := lb.ensure(name, svc)
+	if errors.Is(err, errNotAvailable) {
+		// As a cloud's: the Service waits without an address.
+		lb.release(name)
+		_ = lb.writeStatus(svc, netip.Addr{})
+		return
+	}
 	if err != nil {
 		// Retried at the Service's next change; the test sees no address.
 		return
@@ -123,18 +143,53 @@ func (lb *loadBalancer) sync(name cache.ObjectName) {
 	_ = lb.writeStatus(svc, b.addr)
 }
 
-// ensure gives the Service its address and its ports' listeners.
-func (lb *loadBalancer) ensure(name cache.ObjectName, svc *corev1.Service) (*balancedService, error) {
-	lb.mu.Lock()
-	defer lb.mu.Unlock()
+// errNotAvailable is why a Service whose spec.loadBalancerIP is not a free
+// address of the Network has no address.
+var errNotAvailable = errors.New("the requested loadBalancerIP is not available")
+
+// address gives the Service the address it asks for in
+// spec.loadBalancerIP (when it is a free address of the Network), moving
+// it there from the one it had; or keeps the address it has; or takes the
+// next free one.
+func (lb *loadBalancer) address(name cache.ObjectName, svc *corev1.Service) (*balancedService, error) {
 	b := lb.balanced[name]
-	if b == nil {
+	if svc.Spec.LoadBalancerIP == "" {
+		if b != nil {
+			return b, nil
+		}
 		addr, err := lb.net.AddAddr()
 		if err != nil {
 			return nil, err
 		}
 		b = &balancedService{addr: addr, listeners: map[int32]*lbListener{}}
 		lb.balanced[name] = b
+		return b, nil
+	}
+	want, err := netip.ParseAddr(svc.Spec.LoadBalancerIP)
+	if err != nil {
+		return nil, errNotAvailable
+	}
+	if b != nil && b.addr == want {
+		return b, nil
+	}
+	if err := lb.net.AddAddrOf(want); err != nil {
+		return nil, fmt.Errorf("%w: %w", errNotAvailable, err)
+	}
+	if b != nil {
+		b.close(lb.net)
+	}
+	b = &balancedService{addr: want, requested: true, listeners: map[int32]*lbListener{}}
+	lb.balanced[name] = b
+	return b, nil
+}
+
+// ensure gives the Service its address and its ports' listeners.
+func (lb *loadBalancer) ensure(name cache.ObjectName, svc *corev1.Service) (*balancedService, error) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	b, err := lb.address(name, svc)
+	if err != nil {
+		return nil, err
 	}
 	want := map[int32]bool{}
 	for _, p := range svc.Spec.Ports {
@@ -162,10 +217,13 @@ func (lb *loadBalancer) ensure(name cache.ObjectName, svc *corev1.Service) (*bal
 	return b, nil
 }
 
-// writeStatus writes the address to the Service's status unless it is
-// there.
+// writeStatus writes the address (none when invalid) to the Service's
+// status unless it is there.
 func (lb *loadBalancer) writeStatus(svc *corev1.Service, addr netip.Addr) error {
-	ingress := []corev1.LoadBalancerIngress{{IP: addr.String(), IPMode: new(corev1.LoadBalancerIPModeVIP)}}
+	var ingress []corev1.LoadBalancerIngress
+	if addr.IsValid() {
+		ingress = []corev1.LoadBalancerIngress{{IP: addr.String(), IPMode: new(corev1.LoadBalancerIPModeVIP)}}
+	}
 	if slices.EqualFunc(svc.Status.LoadBalancer.Ingress, ingress, func(a, b corev1.LoadBalancerIngress) bool { return a.IP == b.IP }) {
 		return nil
 	}
@@ -180,16 +238,15 @@ func (lb *loadBalancer) writeStatus(svc *corev1.Service, addr netip.Addr) error 
 	return err
 }
 
-// release closes a Service's listeners (its address stays taken).
+// release closes a Service's listeners (its address stays taken unless it
+// was requested).
 func (lb *loadBalancer) release(name cache.ObjectName) {
 	lb.mu.Lock()
 	b := lb.balanced[name]
 	delete(lb.balanced, name)
 	lb.mu.Unlock()
 	if b != nil {
-		for _, l := range b.listeners {
-			l.close()
-		}
+		b.close(lb.net)
 	}
 }
 

@@ -5,6 +5,7 @@ package conformance_test
 import (
 	"bytes"
 	"flag"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance"
 	"sigs.k8s.io/gateway-api/conformance/tests"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
@@ -51,7 +53,7 @@ func TestGatewayAPIConformance(t *testing.T) {
 
 	t.Setenv("KUBECONFIG", c.Kubeconfig)
 	opts := conformance.DefaultOptions(t)
-	configure(&opts)
+	configure(t, &opts, c)
 	install(t, c, opts.GatewayClassName)
 
 	cSuite, err := suite.NewConformanceTestSuite(opts)
@@ -61,18 +63,26 @@ func TestGatewayAPIConformance(t *testing.T) {
 	if opts.ReportOutputPath != "" {
 		t.Cleanup(func() { writeReport(t, cSuite, opts.ReportOutputPath) })
 	}
+	suiteStarted := time.Now()
 	cSuite.Setup(t, tests.ConformanceTests)
 	if err := cSuite.Run(t, tests.ConformanceTests); err != nil {
 		t.Error(err)
 	}
-	t.Logf("the suite took %s in all", time.Since(started).Round(time.Second))
+	t.Logf("the suite (setup and tests) took %s; %s since the test started", time.Since(suiteStarted).Round(time.Second), time.Since(started).Round(time.Second))
 }
 
 // configure fills in what the suite's flags left at their defaults: the
-// profiles, the implementation, and with -core-only the features.
-func configure(opts *suite.ConformanceOptions) {
+// profiles, the implementation, the addresses of GatewayStaticAddresses,
+// and with -core-only the features.
+func configure(t *testing.T, opts *suite.ConformanceOptions, c *cluster.Cluster) {
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["usable-network-addresses"] {
+		opts.UsableNetworkAddresses = []gatewayv1.GatewaySpecAddress{ipAddress(usableAddress(t, c.Network))}
+	}
+	if !set["unusable-network-addresses"] {
+		opts.UnusableNetworkAddresses = []gatewayv1.GatewaySpecAddress{ipAddress(unusableAddress(c.Network))}
+	}
 	if !set["gateway-class"] {
 		opts.GatewayClassName = "ramjet"
 	}
@@ -100,6 +110,35 @@ func configure(opts *suite.ConformanceOptions) {
 	if len(impl.Contact) == 0 {
 		impl.Contact = []string{"https://github.com/ramjet-dev/ramjet/issues"}
 	}
+}
+
+// usableAddress is the .250 of the cluster's network, reserved so that no
+// pod or other load balancer gets it: the cluster's load balancer gives it
+// to the Service that asks for it.
+func usableAddress(t *testing.T, n *harness.Network) netip.Addr {
+	a4 := n.Prefix.Addr().As4()
+	a4[3] = 250
+	addr := netip.AddrFrom4(a4)
+	if err := n.Reserve(addr); err != nil {
+		t.Fatalf("reserving the usable address: %v", err)
+	}
+	return addr
+}
+
+// unusableAddress is an address of 198.18.0.0/15 outside the cluster's
+// network, which the cluster's load balancer never gives (and nothing
+// contacts).
+func unusableAddress(n *harness.Network) netip.Addr {
+	addr := netip.MustParseAddr("198.19.255.254")
+	if n.Prefix.Contains(addr) {
+		addr = netip.MustParseAddr("198.18.0.254")
+	}
+	return addr
+}
+
+// ipAddress is addr as a Gateway's spec address of type IPAddress.
+func ipAddress(addr netip.Addr) gatewayv1.GatewaySpecAddress {
+	return gatewayv1.GatewaySpecAddress{Type: new(gatewayv1.IPAddressType), Value: addr.String()}
 }
 
 // install installs Ramjet's chart with helm for the Gateway API only, with

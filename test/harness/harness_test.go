@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -279,5 +280,52 @@ func TestNetworkRun(t *testing.T) {
 	p.Stop()
 	if _, err := http.Get(discovery); err == nil {
 		t.Errorf("GET %s worked after Stop", discovery)
+	}
+}
+
+// TestNetworkAddAddrOf asks for given addresses: a reserved one is skipped
+// by AddAddr and given to AddAddrOf, a taken or foreign one is refused,
+// and one removed may be asked for again.
+func TestNetworkAddAddrOf(t *testing.T) {
+	t.Parallel()
+	n := NewNetwork(t)
+	host := func(h byte) netip.Addr {
+		a4 := n.Prefix.Addr().As4()
+		a4[3] = h
+		return netip.AddrFrom4(a4)
+	}
+	if err := n.Reserve(host(3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.AddAddrOf(host(4)); err != nil {
+		t.Fatal(err)
+	}
+	var got []netip.Addr
+	for range 2 {
+		a, err := n.AddAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, a)
+	}
+	if want := []netip.Addr{host(2), host(5)}; !slices.Equal(got, want) {
+		t.Errorf("AddAddr gave %v, want %v (skipping the reserved and the asked-for address)", got, want)
+	}
+	for _, a := range []netip.Addr{host(2), host(4), host(1), host(255), netip.MustParseAddr("192.0.2.1")} {
+		if err := n.AddAddrOf(a); err == nil {
+			t.Errorf("AddAddrOf(%s) worked, want an error", a)
+		}
+	}
+	if err := n.Reserve(host(2)); err == nil {
+		t.Error("Reserve of a taken address worked, want an error")
+	}
+	if err := n.AddAddrOf(host(3)); err != nil {
+		t.Errorf("AddAddrOf of the reserved address: %v", err)
+	}
+	if err := n.RemoveAddr(host(4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.AddAddrOf(host(4)); err != nil {
+		t.Errorf("AddAddrOf after RemoveAddr: %v", err)
 	}
 }

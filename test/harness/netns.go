@@ -55,11 +55,14 @@ type Network struct {
 	subnet           int // the index of the /24 in 198.18.0.0/15
 	lock             *os.File
 
-	mu       sync.Mutex
-	next     int // host number of the next address
-	backends []*Backend
-	routing  bool // the namespace routes for pods (see attachPod)
-	closed   bool
+	mu   sync.Mutex
+	next int // host number of the next address
+	// taken are the host numbers handed out (by either allocator);
+	// reserved are those the sequential allocator skips (see Reserve).
+	taken, reserved map[int]bool
+	backends        []*Backend
+	routing         bool // the namespace routes for pods (see attachPod)
+	closed          bool
 }
 
 // NewNetwork creates a Network that is removed when t ends. It fails t
@@ -130,6 +133,8 @@ func newNetwork(i int, lock *os.File) *Network {
 		subnet:   i,
 		lock:     lock,
 		next:     2,
+		taken:    map[int]bool{},
+		reserved: map[int]bool{},
 	}
 }
 
@@ -250,21 +255,102 @@ func (n *Network) AddAddr() (netip.Addr, error) {
 	return addr, nil
 }
 
-// claimAddr takes the next free address of the /24, for a backend or a
-// pod.
+// AddAddrOf adds addr, which must be a free address of the /24 (from .2
+// to .254, not handed out by AddAddr or to a pod), to the namespace's side
+// of the veth pair: the way to ask for a given address. A reserved
+// address may be asked for this way.
+func (n *Network) AddAddrOf(addr netip.Addr) error {
+	host, err := n.claimAddrOf(addr)
+	if err != nil {
+		return err
+	}
+	if err := ip("-n", n.Name, "addr", "add", addr.String()+"/24", "dev", n.nsLink); err != nil {
+		n.freeHost(host)
+		return err
+	}
+	return nil
+}
+
+// RemoveAddr removes an address AddAddrOf added, so that it is free to be
+// asked for again.
+func (n *Network) RemoveAddr(addr netip.Addr) error {
+	host, ok := n.hostOf(addr)
+	if !ok {
+		return fmt.Errorf("%s is not an address of network %s", addr, n.Name)
+	}
+	err := ip("-n", n.Name, "addr", "del", addr.String()+"/24", "dev", n.nsLink)
+	n.freeHost(host)
+	return err
+}
+
+// Reserve keeps a free address of the /24 from AddAddr and the pods, so
+// that a test can ask for it with AddAddrOf.
+func (n *Network) Reserve(addr netip.Addr) error {
+	host, ok := n.hostOf(addr)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !ok || n.taken[host] {
+		return fmt.Errorf("%s is not a free address of network %s", addr, n.Name)
+	}
+	n.reserved[host] = true
+	return nil
+}
+
+// claimAddr takes the next free address of the /24 that is not reserved,
+// for a backend or a pod.
 func (n *Network) claimAddr() (netip.Addr, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return netip.Addr{}, errors.New("network " + n.Name + " is closed")
 	}
+	for n.next <= 254 && (n.taken[n.next] || n.reserved[n.next]) {
+		n.next++
+	}
 	if n.next > 254 {
 		return netip.Addr{}, errors.New("network " + n.Name + " has no address left")
 	}
+	n.taken[n.next] = true
 	a4 := n.Prefix.Addr().As4()
 	a4[3] = byte(n.next)
 	n.next++
 	return netip.AddrFrom4(a4), nil
+}
+
+// claimAddrOf takes addr, a free address of the /24, and returns its host
+// number.
+func (n *Network) claimAddrOf(addr netip.Addr) (int, error) {
+	host, ok := n.hostOf(addr)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case n.closed:
+		return 0, errors.New("network " + n.Name + " is closed")
+	case !ok:
+		return 0, fmt.Errorf("%s is not an address of network %s", addr, n.Name)
+	case n.taken[host]:
+		return 0, fmt.Errorf("%s is taken", addr)
+	}
+	n.taken[host] = true
+	return host, nil
+}
+
+// freeHost makes a host number free for AddAddrOf again (the sequential
+// allocator never goes back).
+func (n *Network) freeHost(host int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.taken, host)
+}
+
+// hostOf is the host number of addr when it may be handed out: an
+// address of the /24 from .2 to .254.
+func (n *Network) hostOf(addr netip.Addr) (int, bool) {
+	if !addr.Is4() || !n.Prefix.Contains(addr) {
+		return 0, false
+	}
+	host := int(addr.As4()[3])
+	return host, host >= 2 && host <= 254
 }
 
 // Listen opens a TCP listener on addr inside the namespace (addr must be
