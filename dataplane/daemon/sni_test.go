@@ -1,12 +1,6 @@
 package daemon
 
-import (
-	"crypto/tls"
-	"io"
-	"net/http"
-	"testing"
-	"time"
-)
+import "testing"
 
 // sniGroupConfig is the shape of the Gateway API test
 // HTTPRouteHTTPSListenerDetectMisdirectedRequests: a catch-all and a name
@@ -64,7 +58,7 @@ func TestSNIGroupMisdirected(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.sni+" "+tc.host, func(t *testing.T) {
-			if got := statusBySNI(t, td.url("https")+"/", tc.sni, tc.host); got != tc.status {
+			if got, _, _ := getBySNI(t, td.url("https")+"/", tc.sni, tc.host); got != tc.status {
 				t.Errorf("SNI %s, Host %s: %d, want %d", tc.sni, tc.host, got, tc.status)
 			}
 		})
@@ -72,27 +66,4 @@ func TestSNIGroupMisdirected(t *testing.T) {
 	if status, _, _ := get(t, client(), td.url("http")+"/", "second.example.org"); status != 200 {
 		t.Errorf("plain HTTP to second.example.org: %d, want 200 (no server name, no group)", status)
 	}
-}
-
-// statusBySNI sends a GET over TLS with sni as the server name and host
-// as the Host header, and returns the status.
-func statusBySNI(t *testing.T, url, sni, host string) int {
-	t.Helper()
-	c := &http.Client{
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{ServerName: sni, InsecureSkipVerify: true}},
-		Timeout:   10 * time.Second,
-	}
-	defer c.CloseIdleConnections()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = host
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s (SNI %s, Host %s): %v", url, sni, host, err)
-	}
-	defer resp.Body.Close()
-	io.Copy(io.Discard, resp.Body)
-	return resp.StatusCode
 }

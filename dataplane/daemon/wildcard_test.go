@@ -66,7 +66,7 @@ func TestDeepWildcardDomains(t *testing.T) {
 			}
 		})
 		t.Run("https "+tc.host, func(t *testing.T) {
-			status, body, issuer := getBySNI(t, td.url("https")+"/", tc.host)
+			status, body, issuer := getBySNI(t, td.url("https")+"/", tc.host, tc.host)
 			if status != tc.status || body != tc.body || issuer != tc.issuer {
 				t.Errorf("got %d %q from a certificate issued by %q, want %d %q from %q", status, body, issuer, tc.status, tc.body, tc.issuer)
 			}
@@ -74,13 +74,13 @@ func TestDeepWildcardDomains(t *testing.T) {
 	}
 }
 
-// getBySNI sends a GET over TLS with host as the server name and the Host
-// header, and returns status, body and the issuer of the certificate
-// served.
-func getBySNI(t *testing.T, url, host string) (int, string, string) {
+// getBySNI sends a GET over TLS with sni as the server name and host as
+// the Host header, and returns status, body and the issuer of the
+// certificate served.
+func getBySNI(t *testing.T, url, sni, host string) (int, string, string) {
 	t.Helper()
 	c := &http.Client{
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{ServerName: host, InsecureSkipVerify: true}},
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{ServerName: sni, InsecureSkipVerify: true}},
 		Timeout:   10 * time.Second,
 	}
 	defer c.CloseIdleConnections()
@@ -91,7 +91,7 @@ func getBySNI(t *testing.T, url, host string) (int, string, string) {
 	req.Host = host
 	resp, err := c.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s (SNI and Host %s): %v", url, host, err)
+		t.Fatalf("GET %s (SNI %s, Host %s): %v", url, sni, host, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
