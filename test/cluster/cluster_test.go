@@ -25,6 +25,9 @@ import (
 // waitTimeout bounds each wait of the test.
 const waitTimeout = 2 * time.Minute
 
+// listenWait bounds the wait for a Ready pod's server to listen.
+const listenWait = 30 * time.Second
+
 // echoManifests is a Deployment of two echo servers, as the conformance
 // suite's infra-backend-v1, and a Service of each type.
 const echoManifests = `
@@ -225,10 +228,20 @@ func waitLoadBalancer(ctx context.Context, t *testing.T, c *cluster.Cluster, ns,
 
 // echoPod GETs url from an echo server and returns the pod its answer
 // names.
+//
+// A pod without a readiness probe is Ready once its process started, as
+// with a kubelet, which may be before it listens: a request that finds no
+// listener (refused, or reset through the load balancer) is sent again
+// for up to listenWait.
 func echoPod(t *testing.T, url string) string {
 	t.Helper()
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	deadline := time.Now().Add(listenWait)
 	resp, err := client.Get(url)
+	for err != nil && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		resp, err = client.Get(url)
+	}
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
