@@ -76,8 +76,7 @@ type lbListener struct {
 	listener net.Listener
 	wg       sync.WaitGroup
 	next     atomic.Uint64 // round robin
-	mu       sync.Mutex
-	conns    map[net.Conn]bool // nil once closed
+	conns    harness.ConnSet
 }
 
 // startLoadBalancer watches Services and EndpointSlices until stop.
@@ -204,7 +203,7 @@ func (lb *loadBalancer) ensure(name cache.ObjectName, svc *corev1.Service) (*bal
 		if err != nil {
 			return nil, fmt.Errorf("listening on %s port %d: %w", b.addr, p.Port, err)
 		}
-		ll := &lbListener{listener: l, conns: map[net.Conn]bool{}}
+		ll := &lbListener{listener: l}
 		b.listeners[p.Port] = ll
 		ll.wg.Go(func() { ll.serve(lb, name, p.Port) })
 	}
@@ -340,10 +339,10 @@ func (l *lbListener) forward(in net.Conn, endpoints []string) {
 		return
 	}
 	defer out.Close()
-	if !l.track(in, out) {
+	if !l.conns.Track(in, out) {
 		return
 	}
-	defer l.untrack(in, out)
+	defer l.conns.Untrack(in, out)
 	done := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(out, in)
@@ -359,36 +358,10 @@ func (l *lbListener) forward(in net.Conn, endpoints []string) {
 	<-done
 }
 
-// track records open connections for close; false when closed.
-func (l *lbListener) track(conns ...net.Conn) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.conns == nil {
-		return false
-	}
-	for _, c := range conns {
-		l.conns[c] = true
-	}
-	return true
-}
-
-func (l *lbListener) untrack(conns ...net.Conn) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, c := range conns {
-		delete(l.conns, c)
-	}
-}
-
 // close stops listening, closes the open connections and waits for the
 // forwarding to end.
 func (l *lbListener) close() {
 	_ = l.listener.Close()
-	l.mu.Lock()
-	for c := range l.conns {
-		c.Close()
-	}
-	l.conns = nil
-	l.mu.Unlock()
+	l.conns.CloseAll()
 	l.wg.Wait()
 }

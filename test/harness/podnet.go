@@ -152,8 +152,7 @@ type apiProxy struct {
 	listener net.Listener
 	target   string
 	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    map[net.Conn]bool
+	conns    ConnSet
 }
 
 // startAPIProxy listens on addr inside the pod's namespace and forwards to
@@ -166,7 +165,7 @@ func startAPIProxy(p *podNetwork, addr netip.AddrPort, target string) (*apiProxy
 	if err != nil {
 		return nil, fmt.Errorf("the API server's address %s in the pod: %w", addr, err)
 	}
-	x := &apiProxy{listener: l, target: target, conns: map[net.Conn]bool{}}
+	x := &apiProxy{listener: l, target: target}
 	x.wg.Go(x.serve)
 	return x, nil
 }
@@ -189,10 +188,10 @@ func (x *apiProxy) forward(in net.Conn) {
 		return
 	}
 	defer out.Close()
-	if !x.track(in, out) {
+	if !x.conns.Track(in, out) {
 		return
 	}
-	defer x.untrack(in, out)
+	defer x.conns.Untrack(in, out)
 	done := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(out, in)
@@ -204,36 +203,10 @@ func (x *apiProxy) forward(in net.Conn) {
 	<-done
 }
 
-// track records open connections for close; false when closing.
-func (x *apiProxy) track(conns ...net.Conn) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.conns == nil {
-		return false
-	}
-	for _, c := range conns {
-		x.conns[c] = true
-	}
-	return true
-}
-
-func (x *apiProxy) untrack(conns ...net.Conn) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, c := range conns {
-		delete(x.conns, c)
-	}
-}
-
 // close stops listening and closes the open connections.
 func (x *apiProxy) close() {
 	err := x.listener.Close()
-	x.mu.Lock()
-	for c := range x.conns {
-		c.Close()
-	}
-	x.conns = nil
-	x.mu.Unlock()
+	x.conns.CloseAll()
 	if err == nil || errors.Is(err, net.ErrClosed) {
 		x.wg.Wait()
 	}
