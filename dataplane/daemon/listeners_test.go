@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -45,15 +46,21 @@ type testListener struct {
 	H2C  bool
 }
 
-// freeAddress is a loopback address nothing listens on.
+// freeAddress is a loopback address nothing listens on, with a port below
+// Linux's ephemeral range (32768 and up): a port the system handed out
+// for port 0 could be handed out again to another test binary before
+// the test binds it.
 func freeAddress(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(22000+rand.IntN(10000)))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free loopback port below the ephemeral range")
+	return ""
 }
 
 // TestH2CListener: a listener with h2c serves HTTP/2 with prior knowledge

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -75,7 +76,9 @@ func NewReport(out *sources.Output, notes Notes) *Report {
 		r.Objects = append(r.Objects, *o)
 	}
 	slices.SortFunc(r.Objects, func(a, b ObjectReport) int {
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		// An Ingress and an HTTPRoute may share a name: the kind breaks
+		// the tie, so the report does not depend on map order.
+		return cmp.Or(strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name), strings.Compare(a.Kind, b.Kind))
 	})
 	for _, ig := range out.Ignored {
 		r.Ignored = append(r.Ignored, fmt.Sprintf("%s: %s", ig.Object, ig.Reason))
