@@ -120,6 +120,12 @@ type TLS struct {
 	// certificate (Problem says why).
 	Cert    *Certificate
 	Problem string
+	// Unlisted marks a rule host that the object's tls section does not
+	// list but serves over TLS all the same, as ingress-nginx does: with
+	// the certificate of a Secret of the object that covers it (Cert), or
+	// else the default certificate. Only its default certificate is
+	// reported.
+	Unlisted bool
 }
 
 // Certificate is a PEM certificate chain and key that loaded with the data

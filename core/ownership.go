@@ -396,10 +396,12 @@ func (e *engine) tlsHost(c *Contribution, t TLS, host string, winner map[string]
 		e.note(c, TLSSecret, "host %s is listed under tls but has no rule in this object, so it is not served over TLS by it", Quote(host))
 		return
 	case c.Origin.Namespace != e.owners[host].Origin.Namespace:
-		e.note(c, TLSSecret, "host %s belongs to namespace %s; only its objects may set the host's certificate", Quote(host), e.owners[host].Origin.Namespace)
+		if !t.Unlisted {
+			e.note(c, TLSSecret, "host %s belongs to namespace %s; only its objects may set the host's certificate", Quote(host), e.owners[host].Origin.Namespace)
+		}
 		return
 	case winner[host] != nil:
-		if w := winner[host]; w != c {
+		if w := winner[host]; w != c && !t.Unlisted {
 			e.note(c, TLSSecret, "host %s is already served with the certificate of %s, which is older", Quote(host), w.Origin)
 		}
 		return
@@ -408,6 +410,9 @@ func (e *engine) tlsHost(c *Contribution, t TLS, host string, winner map[string]
 	h := e.host(host)
 	h.TLS = true
 	switch {
+	case t.Unlisted && t.Cert == nil:
+		e.note(c, TLSSecret, "host %s is not listed under tls and no Secret of the object covers it; as ingress-nginx does for an object with a tls section, "+
+			"it is served over HTTPS with the default certificate and its HTTP requests are redirected (list it under tls with a Secret that covers it, or set ssl-redirect: \"false\")", Quote(host))
 	case t.Cert == nil:
 		e.note(c, TLSSecret, "Secret %s: %s; host %s is served with the default certificate", Quote(t.Secret), t.Problem, Quote(host))
 	case certs.Covers(t.Cert.Parsed, host) != nil:

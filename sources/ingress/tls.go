@@ -2,6 +2,7 @@ package ingress
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,16 +15,54 @@ import (
 // Ingress's namespace with the data plane's certificate loader; an entry
 // whose Secret is missing or unusable still makes its hosts TLS hosts,
 // served with the default certificate (as in ingress-nginx).
+//
+// An Ingress with a tls section makes its other rule hosts TLS hosts too,
+// as ingress-nginx does: each takes the first Secret of its entries whose
+// certificate covers the name, or else the default certificate (see
+// unlistedTLS).
 func (t *translation) tls() {
-	for _, entry := range t.ing.Spec.TLS {
-		if len(entry.Hosts) == 0 {
-			continue
-		}
+	listed := map[string]bool{}
+	loaded := make([]core.TLS, len(t.ing.Spec.TLS))
+	for i, entry := range t.ing.Spec.TLS {
 		out := core.TLS{Hosts: entry.Hosts, Secret: entry.SecretName}
 		if entry.SecretName == "" {
 			out.Problem = "no Secret is named"
 		} else {
 			out.Cert, out.Problem = LoadTLSSecret(t.snap, snapshot.Key{Namespace: t.ing.Namespace, Name: entry.SecretName})
+		}
+		loaded[i] = out
+		for _, h := range entry.Hosts {
+			listed[strings.ToLower(h)] = true
+		}
+		if len(entry.Hosts) > 0 {
+			t.c.TLS = append(t.c.TLS, out)
+		}
+	}
+	if len(loaded) > 0 {
+		t.unlistedTLS(listed, loaded)
+	}
+}
+
+// unlistedTLS makes each rule host that no tls entry lists a TLS host, as
+// ingress-nginx does for an Ingress with a tls section: the host takes the
+// certificate of the first entry whose Secret covers it (its DNS names, as
+// Go's hostname check that ingress-nginx uses), or else the default
+// certificate; either way its HTTP requests are redirected to HTTPS
+// (ssl-redirect). Rules without a host are the catch-all's, which serves
+// the default certificate anyway.
+func (t *translation) unlistedTLS(listed map[string]bool, loaded []core.TLS) {
+	for _, r := range t.ing.Spec.Rules {
+		host := strings.ToLower(r.Host)
+		if host == "" || listed[host] {
+			continue
+		}
+		listed[host] = true
+		out := core.TLS{Hosts: []string{r.Host}, Unlisted: true, Problem: "no Secret of the object covers it"}
+		for _, entry := range loaded {
+			if entry.Cert != nil && certs.Covers(entry.Cert.Parsed, r.Host) == nil {
+				out.Secret, out.Cert, out.Problem = entry.Secret, entry.Cert, ""
+				break
+			}
 		}
 		t.c.TLS = append(t.c.TLS, out)
 	}
