@@ -142,7 +142,7 @@ type TextRewrite struct {
 const MaxTextRewrites = 16
 
 // Buffering reads bodies whole before passing them on. The memory it holds
-// is bounded twice: Bytes per body, and proxy.BufferedBytesLimit for all
+// is bounded twice: Bytes per body, and ProcessBufferBytes for all
 // the bodies of the process at once; a body beyond either streams (the
 // part read first, then the rest as it arrives).
 type Buffering struct {
@@ -169,8 +169,10 @@ type Buffering struct {
 	HeadBytes ByteSize `yaml:"head_bytes,omitempty" json:"head_bytes,omitempty"`
 }
 
-// The bounds of Buffering.
+// The bounds of Buffering. ProcessBufferBytes bounds what the buffered
+// bodies of one ramjetd hold at once (proxy.BufferedBytesLimit).
 const (
+	ProcessBufferBytes = 256 << 20
 	DefaultBufferBytes = 1 << 20
 	MaxBufferBytes     = 64 << 20
 	MinHeadBytes       = 1 << 10

@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/ramjet-dev/ramjet/dataplane/config"
 )
 
 // BufferedBytesLimit is the default bound of the bytes the buffered bodies
 // of a process (config.Buffering) hold at once: a body that would go
 // beyond it streams instead.
-const BufferedBytesLimit = 256 << 20
+const BufferedBytesLimit = config.ProcessBufferBytes
 
 // BufferBudget bounds the memory of buffered bodies across routes. It
 // takes no lock: one atomic add per buffered body.
