@@ -16,7 +16,13 @@
 // retry policy (Route.Retry, the Gateway API's HTTPRouteRetry) changes
 // the statuses, the number of tries and the wait between them, and lets
 // tries go back to members already tried once all have been; what may be
-// sent again stays as above.
+// sent again stays as above. Its Failures (nginx's proxy_next_upstream)
+// narrow the failures tried again to those listed, and Within bounds the
+// time during which retries may start.
+//
+// A route may rewrite the Location, Refresh and Set-Cookie headers of the
+// answers (rewrite.go), and buffer request or response bodies in memory
+// within a process-wide budget (buffering.go).
 //
 // A route may also bound the whole request and each try (Route's
 // timeouts), and copy its requests to mirror pools (mirror.go).
