@@ -44,6 +44,14 @@ type Policies struct {
 	// Retry overrides the pool's retries for this route (the Gateway API's
 	// HTTPRouteRetry). Nil keeps the pool's.
 	Retry *Retry `yaml:"retry,omitempty" json:"retry,omitempty"`
+	// ResponseRewrite rewrites the Location, Refresh and Set-Cookie
+	// headers of the members' answers (nginx's proxy_redirect,
+	// proxy_cookie_domain and proxy_cookie_path).
+	ResponseRewrite *ResponseRewrite `yaml:"response_rewrite,omitempty" json:"response_rewrite,omitempty"`
+	// Buffering reads request or response bodies whole before passing
+	// them on (nginx's proxy_request_buffering and proxy_buffering), and
+	// bounds the head of the members' answers.
+	Buffering *Buffering `yaml:"buffering,omitempty" json:"buffering,omitempty"`
 	// Mirrors send a copy of the route's requests to other pools of the
 	// tenant (the Gateway API's RequestMirror), as the main pool receives
 	// them (rewrites and header changes applied, the same Host). A copy is
@@ -73,7 +81,103 @@ type Retry struct {
 	// up to 10 times Backoff, within timeouts.request. Zero retries at
 	// once. At most MaxRouteConnectTimeout.
 	Backoff Duration `yaml:"backoff,omitempty" json:"backoff,omitempty"`
+	// Failures, when set, lists the failures other than answers that are
+	// tried again, as nginx's proxy_next_upstream: with it, Codes lists
+	// every status tried again and its empty list means none. Nil tries
+	// every failure again (connect errors, timeouts, broken connections,
+	// malformed heads) and Codes' default.
+	Failures *RetryFailures `yaml:"failures,omitempty" json:"failures,omitempty"`
+	// Within bounds the time during which a request may be tried again,
+	// counted from the start of its first try (nginx's
+	// proxy_next_upstream_timeout): no retry starts later. Zero sets no
+	// bound; at most MaxRouteResponseTimeout.
+	Within Duration `yaml:"within,omitempty" json:"within,omitempty"`
 }
+
+// RetryFailures are the failures, other than answers, after which a
+// request is tried again. All false tries none of them again.
+type RetryFailures struct {
+	// Error: the connection to the member could not be made, or broke
+	// before the response head (nginx's error).
+	Error bool `yaml:"error,omitempty" json:"error,omitempty"`
+	// Timeout: connecting, sending the request or waiting for the
+	// response head took too long (nginx's timeout).
+	Timeout bool `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// InvalidHeader: the member's response head was malformed or larger
+	// than allowed (nginx's invalid_header).
+	InvalidHeader bool `yaml:"invalid_header,omitempty" json:"invalid_header,omitempty"`
+}
+
+// ResponseRewrite rewrites headers of the members' answers. In each list
+// the first rule that matches applies.
+type ResponseRewrite struct {
+	// Redirects rewrite the Location header, and the URL of a Refresh
+	// header (after "url="), as nginx's proxy_redirect: From is a prefix,
+	// compared case-sensitively, replaced by To.
+	Redirects []TextRewrite `yaml:"redirects,omitempty" json:"redirects,omitempty"`
+	// CookieDomains rewrite the Domain attribute of Set-Cookie headers, as
+	// nginx's proxy_cookie_domain: From is the whole domain, compared
+	// without case and without a leading dot (which is kept).
+	CookieDomains []TextRewrite `yaml:"cookie_domains,omitempty" json:"cookie_domains,omitempty"`
+	// CookiePaths rewrite the Path attribute of Set-Cookie headers, as
+	// nginx's proxy_cookie_path: From is a prefix, compared
+	// case-sensitively, replaced by To.
+	CookiePaths []TextRewrite `yaml:"cookie_paths,omitempty" json:"cookie_paths,omitempty"`
+}
+
+// TextRewrite replaces From by To in a header value.
+type TextRewrite struct {
+	// From is matched as its list says; with Regex it is a regular
+	// expression (RE2 syntax, case-sensitive unless it starts with (?i))
+	// searched in the whole value, which To then replaces whole.
+	From string `yaml:"from" json:"from"`
+	// To is the replacement, written as it is; with Regex, $1 to $9 are
+	// the submatches. It may be empty.
+	To string `yaml:"to" json:"to"`
+	// Regex makes From a regular expression.
+	Regex bool `yaml:"regex,omitempty" json:"regex,omitempty"`
+}
+
+// MaxTextRewrites bounds each list of a ResponseRewrite.
+const MaxTextRewrites = 16
+
+// Buffering reads bodies whole before passing them on. The memory it holds
+// is bounded twice: Bytes per body, and ProcessBufferBytes for all
+// the bodies of the process at once; a body beyond either streams (the
+// part read first, then the rest as it arrives).
+type Buffering struct {
+	// Request reads the whole request body before the first try, so that
+	// the member sees the request only once it arrived (nginx's
+	// proxy_request_buffering on); a body read whole is sent with a
+	// Content-Length and may be sent again by the retry rule. False
+	// buffers only bodies of at most proxy.ReplayBodyLimit with a
+	// Content-Length, and streams the others.
+	Request bool `yaml:"request,omitempty" json:"request,omitempty"`
+	// Response reads the member's whole answer before sending it to the
+	// client, which frees the member early (nginx's proxy_buffering on):
+	// the head waits for the body's end, or for Bytes of it. An answer
+	// with X-Accel-Buffering: no, a switch of protocols, or a gRPC or
+	// event stream streams. False streams every answer.
+	Response bool `yaml:"response,omitempty" json:"response,omitempty"`
+	// Bytes bounds one buffered body. Zero means DefaultBufferBytes; at
+	// most MaxBufferBytes.
+	Bytes ByteSize `yaml:"bytes,omitempty" json:"bytes,omitempty"`
+	// HeadBytes bounds the head of the members' answers (nginx's
+	// proxy_buffer_size): a larger head fails the try as a malformed one
+	// (502). Zero keeps upstream.MaxResponseHeaderBytes (1 MiB); at least
+	// MinHeadBytes.
+	HeadBytes ByteSize `yaml:"head_bytes,omitempty" json:"head_bytes,omitempty"`
+}
+
+// The bounds of Buffering. ProcessBufferBytes bounds what the buffered
+// bodies of one ramjetd hold at once (proxy.BufferedBytesLimit).
+const (
+	ProcessBufferBytes = 256 << 20
+	DefaultBufferBytes = 1 << 20
+	MaxBufferBytes     = 64 << 20
+	MinHeadBytes       = 1 << 10
+	MaxHeadBytes       = 1 << 20
+)
 
 // MaxRetryAttempts bounds retry.attempts: with the first, eleven tries.
 const MaxRetryAttempts = 10
@@ -215,4 +319,10 @@ type Timeouts struct {
 	// retry rule allows). At most Request when both are set. Zero sets no
 	// bound.
 	BackendRequest Duration `yaml:"backend_request,omitempty" json:"backend_request,omitempty"`
+	// Send bounds each write of the request to the member (nginx's
+	// proxy_send_timeout): a member that takes no byte of the request
+	// for this long while ramjetd is writing fails the try as a timeout (504, tried again where
+	// the retry rule allows). Zero sets no bound; at most
+	// MaxRouteResponseTimeout.
+	Send Duration `yaml:"send,omitempty" json:"send,omitempty"`
 }

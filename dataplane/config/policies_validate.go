@@ -61,7 +61,21 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 		if t.Response.Std() > MaxRouteResponseTimeout {
 			l.add(path+".timeouts.response", "must be at most %s", Duration(MaxRouteResponseTimeout))
 		}
+		if t.Send < 0 || t.Send.Std() > MaxRouteResponseTimeout {
+			l.add(path+".timeouts.send", "must be 0 (no bound) to %s", Duration(MaxRouteResponseTimeout))
+		}
 		t.validateBounds(l, path+".timeouts")
+	}
+	if p.ResponseRewrite != nil {
+		p.ResponseRewrite.validate(l, path+".response_rewrite")
+	}
+	if b := p.Buffering; b != nil {
+		if b.Bytes < 0 || b.Bytes > MaxBufferBytes {
+			l.add(path+".buffering.bytes", "must be 0 (the default, %d) to %d", DefaultBufferBytes, MaxBufferBytes)
+		}
+		if b.HeadBytes != 0 && (b.HeadBytes < MinHeadBytes || b.HeadBytes > MaxHeadBytes) {
+			l.add(path+".buffering.head_bytes", "must be 0 (the default) or %d to %d", MinHeadBytes, MaxHeadBytes)
+		}
 	}
 	validateMirrors(l, path+".mirrors", p.Mirrors)
 	if p.Retry != nil {
@@ -84,9 +98,57 @@ func (r *Retry) validate(l *errorList, path string) {
 	if r.Attempts != nil && (*r.Attempts < 0 || *r.Attempts > MaxRetryAttempts) {
 		l.add(path+".attempts", "must be 0..%d", MaxRetryAttempts)
 	}
+	if r.Within < 0 || r.Within.Std() > MaxRouteResponseTimeout {
+		l.add(path+".within", "must be 0 (no bound) to %s", Duration(MaxRouteResponseTimeout))
+	}
 	if r.Backoff < 0 || r.Backoff.Std() > MaxRouteConnectTimeout {
 		l.add(path+".backoff", "must be 0 to %s", Duration(MaxRouteConnectTimeout))
 	}
+}
+
+func (rw *ResponseRewrite) validate(l *errorList, path string) {
+	for _, list := range []struct {
+		name  string
+		rules []TextRewrite
+	}{{"redirects", rw.Redirects}, {"cookie_domains", rw.CookieDomains}, {"cookie_paths", rw.CookiePaths}} {
+		lpath := path + "." + list.name
+		if len(list.rules) > MaxTextRewrites {
+			l.add(lpath, "at most %d rules, got %d", MaxTextRewrites, len(list.rules))
+		}
+		for i, r := range list.rules {
+			rpath := fmt.Sprintf("%s[%d]", lpath, i)
+			if r.From == "" {
+				l.add(rpath+".from", "must not be empty")
+			}
+			for _, v := range []struct{ name, value string }{{"from", r.From}, {"to", r.To}} {
+				if err := ValidateHeaderValue(v.value); err != nil {
+					l.add(rpath+"."+v.name, "%v", err)
+				}
+			}
+			if !r.Regex {
+				continue
+			}
+			re, err := CompileRewriteRegex(r.From)
+			if err != nil {
+				l.add(rpath+".from", "not a regular expression: %v", err)
+				continue
+			}
+			if n := maxSubmatchRef(r.To); n > re.NumSubexp() {
+				l.add(rpath+".to", "refers to $%d, but from has %d submatches", n, re.NumSubexp())
+			}
+		}
+	}
+}
+
+// maxSubmatchRef returns the largest $1..$9 a replacement refers to.
+func maxSubmatchRef(s string) int {
+	n := 0
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '$' && s[i+1] >= '1' && s[i+1] <= '9' {
+			n = max(n, int(s[i+1]-'0'))
+		}
+	}
+	return n
 }
 
 // validateBounds checks request and backend_request.
@@ -148,13 +210,20 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 		if p.Retry != nil {
 			l.add(path+".retry", "a fixed response sends nothing to a member to try again")
 		}
+		if p.ResponseRewrite != nil {
+			l.add(path+".response_rewrite", "a fixed response has no member's answer to rewrite")
+		}
+		if p.Buffering != nil {
+			l.add(path+".buffering", "a fixed response sends nothing to a member")
+		}
 	}
 }
 
 // empty reports whether no policy is set.
 func (p *Policies) empty() bool {
 	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.Satisfy == "" && p.MaxBody == nil &&
-		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0 && p.Retry == nil
+		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0 && p.Retry == nil &&
+		p.ResponseRewrite == nil && p.Buffering == nil
 }
 
 // validateLocalPath checks a path used as a redirect target on the same

@@ -233,6 +233,23 @@ func TestValidatePolicies(t *testing.T) {
 			[]wantErr{{P + ".retry.codes[1]", "503 is listed twice"}}},
 		{"retry attempts too many", func(c *config.Config) { policies(c).Retry = &config.Retry{Attempts: intp(11)} },
 			[]wantErr{{P + ".retry.attempts", "must be 0..10"}}},
+		{"send timeout too long", func(c *config.Config) {
+			policies(c).Timeouts = &config.Timeouts{Send: config.Duration(25 * time.Hour)}
+		}, []wantErr{{P + ".timeouts.send", "must be 0 (no bound) to 24h"}}},
+		{"retry within too long", func(c *config.Config) { policies(c).Retry = &config.Retry{Within: config.Duration(25 * time.Hour)} },
+			[]wantErr{{P + ".retry.within", "must be 0 (no bound) to 24h"}}},
+		{"rewrite rules", func(c *config.Config) {
+			policies(c).ResponseRewrite = &config.ResponseRewrite{
+				Redirects:   []config.TextRewrite{{From: "", To: "/"}},
+				CookiePaths: []config.TextRewrite{{From: "(x", Regex: true}, {From: "^/(a)$", To: "$2", Regex: true}},
+			}
+		}, []wantErr{{P + ".response_rewrite.redirects[0].from", "must not be empty"},
+			{P + ".response_rewrite.cookie_paths[0].from", "not a regular expression"},
+			{P + ".response_rewrite.cookie_paths[1].to", "refers to $2, but from has 1 submatches"}}},
+		{"buffering bounds", func(c *config.Config) {
+			policies(c).Buffering = &config.Buffering{Bytes: 65<<20 + 0, HeadBytes: 100}
+		}, []wantErr{{P + ".buffering.bytes", "must be 0 (the default, 1048576) to 67108864"},
+			{P + ".buffering.head_bytes", "must be 0 (the default) or 1024 to 1048576"}}},
 		{"retry backoff too long", func(c *config.Config) { policies(c).Retry = &config.Retry{Backoff: config.Duration(time.Hour)} },
 			[]wantErr{{P + ".retry.backoff", "must be 0 to 5m"}}},
 		{"retry on a fixed response", func(c *config.Config) {

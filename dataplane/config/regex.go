@@ -63,6 +63,13 @@ func CompileSubjectRegex(expr string) (*regexp.Regexp, error) {
 	return compileBounded(expr, searchRegex)
 }
 
+// CompileRewriteRegex compiles the From of a TextRewrite with Regex:
+// searched for in the header value, unanchored and case-sensitive as
+// nginx's ~.
+func CompileRewriteRegex(expr string) (*regexp.Regexp, error) {
+	return compileBounded(expr, searchRegex)
+}
+
 // regexKind is how an expression is wrapped: as a path or as a value regex.
 type regexKind int
 

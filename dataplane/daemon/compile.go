@@ -527,7 +527,6 @@ func (c *compiler) action(a *config.Action, p *config.Policies) exchange.Handler
 	if a.Respond != nil {
 		return respond.New(a.Respond.Status, a.Respond.ContentType, a.Respond.Body)
 	}
-	timeouts := p.Timeouts
 	weighted := a.Pools
 	if a.Pool != "" {
 		weighted = []config.WeightedPool{{Pool: a.Pool, Weight: 1}}
@@ -542,7 +541,7 @@ func (c *compiler) action(a *config.Action, p *config.Policies) exchange.Handler
 		if wp.Weight == 0 || pool == nil {
 			continue // a weight of 0 sends nothing; a missing pool already failed
 		}
-		targets = append(targets, proxy.Target{Pool: pool, Weight: wp.Weight, Transport: c.transport(pool, timeouts)})
+		targets = append(targets, proxy.Target{Pool: pool, Weight: wp.Weight, Transport: c.transport(pool, p)})
 	}
 	return proxy.New(targets, c.proxyRoute(p), c.d.proxyOptions)
 }
@@ -556,9 +555,28 @@ func (c *compiler) proxyRoute(p *config.Policies) proxy.Route {
 		r.RequestTimeout, r.TryTimeout = t.Request.Std(), t.BackendRequest.Std()
 	}
 	if rt := p.Retry; rt != nil {
-		r.Retry = &proxy.Retry{Codes: rt.Codes, Attempts: -1, Backoff: rt.Backoff.Std()}
+		r.Retry = &proxy.Retry{Codes: rt.Codes, Attempts: -1, Backoff: rt.Backoff.Std(), Within: rt.Within.Std()}
 		if rt.Attempts != nil {
 			r.Retry.Attempts = *rt.Attempts
+		}
+		if f := rt.Failures; f != nil {
+			r.Retry.Failures = &proxy.Failures{Error: f.Error, Timeout: f.Timeout, InvalidHeader: f.InvalidHeader}
+		}
+	}
+	if rw := p.ResponseRewrite; rw != nil {
+		r.Rewrite = &proxy.ResponseRewrite{
+			Redirects:     c.textRewrites(rw.Redirects),
+			CookieDomains: c.textRewrites(rw.CookieDomains),
+			CookiePaths:   c.textRewrites(rw.CookiePaths),
+		}
+	}
+	if b := p.Buffering; b != nil {
+		bound := b.Bytes.Or(config.DefaultBufferBytes)
+		if b.Request {
+			r.BufferRequest = bound
+		}
+		if b.Response {
+			r.BufferResponse = bound
 		}
 	}
 	for _, m := range p.Mirrors {
@@ -566,13 +584,26 @@ func (c *compiler) proxyRoute(p *config.Policies) proxy.Route {
 		if pool == nil {
 			continue // a missing pool already failed
 		}
-		mirror := proxy.Mirror{Pool: pool, Transport: c.transport(pool, p.Timeouts)}
+		mirror := proxy.Mirror{Pool: pool, Transport: c.transport(pool, p)}
 		if m.Fraction != nil {
 			mirror.Numerator, mirror.Denominator = m.Fraction.Numerator, m.Fraction.Of()
 		}
 		r.Mirrors = append(r.Mirrors, mirror)
 	}
 	return r
+}
+
+// textRewrites compiles validated rewrite rules.
+func (c *compiler) textRewrites(rules []config.TextRewrite) []proxy.TextRewrite {
+	out := make([]proxy.TextRewrite, 0, len(rules))
+	for _, r := range rules {
+		t, err := proxy.NewTextRewrite(r)
+		if err != nil {
+			continue // validation compiled it already
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // statusAnswer is the answer of a weighted choice with a status instead of
@@ -582,12 +613,19 @@ func statusAnswer(status int) exchange.Handler {
 }
 
 // transport is the pool's transport, or a variant with the route's
-// timeouts.
-func (c *compiler) transport(pool *upstream.Pool, t *config.Timeouts) *upstream.Transport {
-	if t == nil {
+// timeouts and bound of the members' heads.
+func (c *compiler) transport(pool *upstream.Pool, p *config.Policies) *upstream.Transport {
+	var o upstream.Overrides
+	if t := p.Timeouts; t != nil {
+		o.Connect, o.Response, o.Send = t.Connect.Std(), t.Response.Std(), t.Send.Std()
+	}
+	if b := p.Buffering; b != nil {
+		o.MaxHeaderBytes = int64(b.HeadBytes)
+	}
+	if o == (upstream.Overrides{}) {
 		return pool.Transport
 	}
-	variant := c.d.state.Variant(pool, t.Connect.Std(), t.Response.Std())
+	variant := c.d.state.VariantOf(pool, o)
 	if variant != pool.Transport {
 		c.variants = append(c.variants, variant)
 	}

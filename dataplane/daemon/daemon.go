@@ -152,7 +152,8 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.exchanges.New = func() any { return new(exchange.Request) }
 	d.recorders.New = func() any { return new(recorder) }
-	d.proxyOptions = proxy.Options{Buffers: proxy.NewBufferPool(), Conns: d.conns, Mirrors: proxy.NewMirrorLimit(proxy.DefaultMirrorsInFlight), Log: d.log}
+	d.proxyOptions = proxy.Options{Buffers: proxy.NewBufferPool(), Conns: d.conns, Mirrors: proxy.NewMirrorLimit(proxy.DefaultMirrorsInFlight),
+		Budget: proxy.NewBufferBudget(proxy.BufferedBytesLimit), Log: d.log}
 	d.metrics.WatchUpstreams(d.state.Pools)
 	d.unknownHost = &route{
 		handler: respond.New(http.StatusNotFound, "", "Not Found: no application serves this host\n"),

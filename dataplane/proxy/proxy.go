@@ -16,7 +16,13 @@
 // retry policy (Route.Retry, the Gateway API's HTTPRouteRetry) changes
 // the statuses, the number of tries and the wait between them, and lets
 // tries go back to members already tried once all have been; what may be
-// sent again stays as above.
+// sent again stays as above. Its Failures (nginx's proxy_next_upstream)
+// narrow the failures tried again to those listed, and Within bounds the
+// time during which retries may start.
+//
+// A route may rewrite the Location, Refresh and Set-Cookie headers of the
+// answers (rewrite.go), and buffer request or response bodies in memory
+// within a process-wide budget (buffering.go).
 //
 // A route may also bound the whole request and each try (Route's
 // timeouts), and copy its requests to mirror pools (mirror.go).
@@ -28,6 +34,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -69,6 +76,7 @@ type Handler struct {
 	buffers *BufferPool
 	conns   *ConnTracker
 	mirrors *MirrorLimit
+	budget  *BufferBudget
 	log     *slog.Logger
 }
 
@@ -86,6 +94,14 @@ type Route struct {
 	Mirrors []Mirror
 	// Retry replaces the pool's retries; nil keeps them.
 	Retry *Retry
+	// Rewrite changes headers of the members' answers; nil changes none.
+	Rewrite *ResponseRewrite
+	// BufferRequest, when positive, reads request bodies whole up to this
+	// many bytes before the first try (config.Buffering.Request).
+	BufferRequest int64
+	// BufferResponse, when positive, reads members' answers whole up to
+	// this many bytes before sending them (config.Buffering.Response).
+	BufferResponse int64
 }
 
 // Retry is a route's retry policy (config.Retry): which answers are tried
@@ -100,6 +116,19 @@ type Retry struct {
 	// Backoff is the wait before the first retry, doubled after each up
 	// to 10 times itself.
 	Backoff time.Duration
+	// Failures, when set, are the failures other than answers tried again
+	// (and Codes every status tried again, none when empty); nil tries
+	// every failure again.
+	Failures *Failures
+	// Within, when positive, is the time after the start of the first try
+	// during which retries may start.
+	Within time.Duration
+}
+
+// Failures are nginx's proxy_next_upstream conditions other than
+// statuses (config.RetryFailures).
+type Failures struct {
+	Error, Timeout, InvalidHeader bool
 }
 
 // wait returns the wait before retry n (1 for the first).
@@ -121,14 +150,17 @@ type Options struct {
 	Conns *ConnTracker
 	// Mirrors bounds the mirrored requests in flight.
 	Mirrors *MirrorLimit
-	Log     *slog.Logger
+	// Budget bounds the memory of buffered bodies; nil gives the Handler
+	// its own of BufferedBytesLimit.
+	Budget *BufferBudget
+	Log    *slog.Logger
 }
 
 // New returns a Handler for the targets. Targets with weight 0 receive
 // nothing; at least one must have a positive weight (configuration
 // validation guarantees it).
 func New(targets []Target, route Route, opts Options) *Handler {
-	h := &Handler{targets: targets, route: route, buffers: opts.Buffers, conns: opts.Conns, mirrors: opts.Mirrors, log: opts.Log}
+	h := &Handler{targets: targets, route: route, buffers: opts.Buffers, conns: opts.Conns, mirrors: opts.Mirrors, budget: opts.Budget, log: opts.Log}
 	for i := range h.targets {
 		if h.targets[i].Transport == nil && h.targets[i].Pool != nil {
 			h.targets[i].Transport = h.targets[i].Pool.Transport
@@ -142,6 +174,9 @@ func New(targets []Target, route Route, opts Options) *Handler {
 	}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	if h.budget == nil {
+		h.budget = NewBufferBudget(BufferedBytesLimit)
 	}
 	for _, t := range targets {
 		h.total += uint64(t.Weight)
@@ -214,6 +249,8 @@ type forwarding struct {
 	setCookie string
 	tried     [maxTries]int
 	ntried    int
+	started   time.Time // the start of the first try, under a retry policy's Within
+	reserved  int64     // bytes of the buffer budget held
 }
 
 func (f *forwarding) run() {
@@ -224,6 +261,7 @@ func (f *forwarding) run() {
 		f.ctx, cancel = context.WithTimeout(f.ctx, d)
 		defer cancel()
 	}
+	defer f.release()
 	if err := f.prepare(); err != nil {
 		writeError(f.w, r, err)
 		return
@@ -251,6 +289,8 @@ func (f *forwarding) run() {
 		if try > 0 {
 			f.pool.Stats.Retries.Add(1)
 			f.resetForRetry()
+		} else if r := f.h.route.Retry; r != nil && r.Within > 0 {
+			f.started = time.Now()
 		}
 		f.startTry()
 		resp, err := f.roundTrip(m)
@@ -260,7 +300,7 @@ func (f *forwarding) run() {
 				return
 			}
 			m.Stats.Failures.Add(1)
-			if try+1 == tries || !f.anotherMember() || !f.canRetry(nil) {
+			if try+1 == tries || !f.anotherMember() || !f.canRetry(nil) || !f.inRetryTime() {
 				f.respond(m, resp)
 				return
 			}
@@ -289,7 +329,7 @@ func (f *forwarding) run() {
 		}
 		m.Stats.Failures.Add(1)
 		lastErr = err
-		if !f.canRetry(err) {
+		if !f.canRetry(err) || !f.failureRetried(err) || !f.inRetryTime() {
 			break
 		}
 	}
@@ -301,7 +341,7 @@ func (f *forwarding) run() {
 func (f *forwarding) prepare() error {
 	r := f.x.HTTP
 	prepareRequestHeaders(f.x)
-	body, err := newRequestBody(r)
+	body, err := f.readBody()
 	if err != nil {
 		return err
 	}
@@ -320,6 +360,9 @@ func (f *forwarding) prepare() error {
 		out.Host = f.x.ForwardHost
 	}
 	out.Body, out.GetBody, out.ContentLength = body.forRequest(r.ContentLength)
+	if body.replay != nil {
+		out.TransferEncoding = nil // a buffered chunked body goes with its length
+	}
 	f.out = out
 	f.key, f.setCookie = hashKey(f.pool, f.x)
 	return nil
@@ -473,10 +516,59 @@ func (f *forwarding) canRetry(err error) bool {
 // retryStatus reports whether an answer's status is tried again: the
 // route's codes, or 502, 503 and 504.
 func (f *forwarding) retryStatus(code int) bool {
-	if r := f.h.route.Retry; r != nil && len(r.Codes) > 0 {
+	if r := f.h.route.Retry; r != nil && (len(r.Codes) > 0 || r.Failures != nil) {
 		return slices.Contains(r.Codes, code)
 	}
 	return code == http.StatusBadGateway || code == http.StatusServiceUnavailable || code == http.StatusGatewayTimeout
+}
+
+// failureRetried reports whether the route's retry policy tries a failure
+// again: every one without Failures, else those of its kinds.
+func (f *forwarding) failureRetried(err error) bool {
+	r := f.h.route.Retry
+	if r == nil || r.Failures == nil {
+		return true
+	}
+	switch failureKind(err) {
+	case kindTimeout:
+		return r.Failures.Timeout
+	case kindInvalidHeader:
+		return r.Failures.InvalidHeader
+	}
+	return r.Failures.Error
+}
+
+// inRetryTime reports whether a retry may still start under the route's
+// Within.
+func (f *forwarding) inRetryTime() bool {
+	r := f.h.route.Retry
+	return r == nil || r.Within <= 0 || time.Since(f.started) < r.Within
+}
+
+// The kinds of failures of nginx's proxy_next_upstream.
+const (
+	kindError = iota
+	kindTimeout
+	kindInvalidHeader
+)
+
+// failureKind sorts a try's error: a timeout (connecting, sending, waiting
+// for the head), a malformed or too large head, or else an error.
+func failureKind(err error) int {
+	var netErr net.Error
+	switch {
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return kindTimeout
+	case errors.Is(err, errBadHead):
+		return kindInvalidHeader
+	}
+	// The transports' errors for a head they could not parse or that was
+	// too large have no type of their own.
+	msg := err.Error()
+	if strings.Contains(msg, "malformed") || strings.Contains(msg, "headers exceeded") || strings.Contains(msg, "head is too large") {
+		return kindInvalidHeader
+	}
+	return kindError
 }
 
 func idempotent(method string) bool {
@@ -496,19 +588,56 @@ func discard(resp *http.Response) {
 
 // respond streams the member's response to the client.
 func (f *forwarding) respond(m *balancer.Member, resp *http.Response) {
-	defer m.Stats.InFlight.Add(-1)
+	inFlight := true
+	defer func() {
+		if inFlight {
+			m.Stats.InFlight.Add(-1)
+		}
+	}()
 	if resp.StatusCode == http.StatusSwitchingProtocols {
 		f.upgrade(resp)
 		return
 	}
 	defer resp.Body.Close()
+	var buffered []byte
+	whole := false
+	if f.h.route.BufferResponse > 0 && bufferable(resp) {
+		var err error
+		if buffered, whole, err = f.bufferAnswer(resp); err != nil {
+			// Nothing was sent to the client: it gets an error answer.
+			m.Stats.Failures.Add(1)
+			writeError(f.w, f.x.HTTP, err)
+			return
+		}
+		if whole {
+			// The member is done with: free it before the client is.
+			resp.Body.Close()
+			m.Stats.InFlight.Add(-1)
+			inFlight = false
+		}
+	}
 	announced := len(resp.Trailer)
 	header := f.w.Header()
 	copyResponseHeaders(header, resp.Header, resp.Trailer)
+	if rw := f.h.route.Rewrite; rw != nil {
+		rw.apply(header)
+	}
 	if f.setCookie != "" {
 		header.Add("Set-Cookie", f.setCookie)
 	}
+	if whole {
+		setLength(header, resp, len(buffered))
+	}
 	f.w.WriteHeader(resp.StatusCode)
+	if len(buffered) > 0 {
+		if _, err := f.w.Write(buffered); err != nil {
+			return // the client went away
+		}
+	}
+	if whole {
+		copyTrailers(header, resp.Trailer, announced)
+		return
+	}
 	if err := f.copyBody(resp); err != nil {
 		// The client has a status line already; cut the connection so
 		// that a truncated body cannot pass for a complete one.

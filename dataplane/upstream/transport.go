@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,6 +56,16 @@ type transportSettings struct {
 	clientCertDigest string // sha256 of the client certificate's chain, "" for none
 	connectTimeout   time.Duration
 	responseTimeout  time.Duration
+	sendTimeout      time.Duration // 0: writes to members are not bounded
+	maxHeaderBytes   int64         // 0: MaxResponseHeaderBytes
+}
+
+// headLimit is the bound of a member's response head.
+func (s transportSettings) headLimit() int64 {
+	if s.maxHeaderBytes > 0 {
+		return s.maxHeaderBytes
+	}
+	return MaxResponseHeaderBytes
 }
 
 // tlsFiles is what a transport's settings name in files, loaded.
@@ -98,7 +110,7 @@ func (t *Transport) Close() {
 }
 
 func newTransport(s transportSettings, files tlsFiles) *Transport {
-	dialer := newMemberDialer(s.connectTimeout)
+	dialer := newMemberDialer(s.connectTimeout, s.sendTimeout)
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dialer.dial(ctx, network, addr)
 		if err != nil {
@@ -112,7 +124,7 @@ func newTransport(s transportSettings, files tlsFiles) *Transport {
 		MaxIdleConnsPerHost:    IdleConnsPerMember,
 		IdleConnTimeout:        idleTimeout,
 		ResponseHeaderTimeout:  s.responseTimeout,
-		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
+		MaxResponseHeaderBytes: s.headLimit(),
 		ExpectContinueTimeout:  time.Second,
 		// The proxy forwards bodies as they are; it never asks for or
 		// decodes compression on the client's behalf.
@@ -132,7 +144,7 @@ func newTransport(s transportSettings, files tlsFiles) *Transport {
 		ResponseHeaderTimeout:  s.responseTimeout,
 		MaxIdlePerHost:         IdleConnsPerMember,
 		IdleTimeout:            idleTimeout,
-		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
+		MaxResponseHeaderBytes: s.headLimit(),
 	}
 	if s.scheme.UsesTLS() {
 		fast.Dial = t.DialTLSContext
@@ -206,21 +218,65 @@ func tlsDialer(dialer *memberDialer, s transportSettings, files tlsFiles) func(c
 // itself, its node or a cloud metadata service.
 type memberDialer struct {
 	byAddress, byName *net.Dialer
+	send              time.Duration // the send timeout; 0 for none
 }
 
-func newMemberDialer(timeout time.Duration) *memberDialer {
+func newMemberDialer(timeout, send time.Duration) *memberDialer {
 	byAddress := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	byName := *byAddress
 	byName.ControlContext = refuseLocalAddresses
-	return &memberDialer{byAddress: byAddress, byName: &byName}
+	return &memberDialer{byAddress: byAddress, byName: &byName, send: send}
 }
 
 func (d *memberDialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, _, _ := net.SplitHostPort(addr)
+	dialer := d.byName
 	if _, err := netip.ParseAddr(host); err == nil {
-		return d.byAddress.DialContext(ctx, network, addr)
+		dialer = d.byAddress
 	}
-	return d.byName.DialContext(ctx, network, addr)
+	c, err := dialer.DialContext(ctx, network, addr)
+	if err != nil || d.send <= 0 {
+		return c, err
+	}
+	return &sendTimeoutConn{Conn: c, timeout: d.send}, nil
+}
+
+// sendTimeoutConn bounds the time between two successive writes to a
+// member, as nginx's proxy_send_timeout: a write fails with a timeout only
+// when the member took none of its bytes for the whole timeout; a member
+// that reads slowly but steadily is waited for.
+type sendTimeoutConn struct {
+	net.Conn
+	timeout time.Duration
+	// aborted is set while a deadline in the past, which the user of the
+	// connection sets to interrupt it, is in force: writes are not resumed.
+	aborted atomic.Bool
+}
+
+func (c *sendTimeoutConn) Write(p []byte) (int, error) {
+	written := 0
+	for {
+		if c.aborted.Load() {
+			return written, os.ErrDeadlineExceeded
+		}
+		c.Conn.SetWriteDeadline(time.Now().Add(c.timeout))
+		n, err := c.Conn.Write(p[written:])
+		written += n
+		if err == nil || n == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+			return written, err
+		}
+		// Some bytes went out before the deadline: a new period starts.
+	}
+}
+
+func (c *sendTimeoutConn) SetDeadline(t time.Time) error {
+	c.aborted.Store(!t.IsZero() && time.Until(t) <= 0)
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *sendTimeoutConn) SetWriteDeadline(t time.Time) error {
+	c.aborted.Store(!t.IsZero() && time.Until(t) <= 0)
+	return c.Conn.SetWriteDeadline(t)
 }
 
 // refuseLocalAddresses is the dialer's check of each address a DNS name

@@ -441,7 +441,7 @@ func TestMemberNamesMayNotLeadToLocalAddresses(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
-	d := newMemberDialer(time.Second)
+	d := newMemberDialer(time.Second, 0)
 	c, err := d.dial(context.Background(), "tcp", "127.0.0.1:"+port)
 	if err != nil {
 		t.Fatalf("dial by address: %v", err)

@@ -226,12 +226,36 @@ func (s *State) transport(settings transportSettings, files tlsFiles) *Transport
 // own); zero keeps the pool's. Routes with equal timeouts share it, and it
 // lives as long as a committed generation uses it (see Commit).
 func (s *State) Variant(p *Pool, connect, response time.Duration) *Transport {
+	return s.VariantOf(p, Overrides{Connect: connect, Response: response})
+}
+
+// Overrides are what a route changes in its pools' transports; zero fields
+// keep the pool's.
+type Overrides struct {
+	Connect, Response time.Duration
+	// Send bounds the time between two writes to a member; pools set no
+	// bound.
+	Send time.Duration
+	// MaxHeaderBytes bounds a member's response head, instead of
+	// MaxResponseHeaderBytes.
+	MaxHeaderBytes int64
+}
+
+// VariantOf returns the transport of pool p with a route's overrides, as
+// Variant.
+func (s *State) VariantOf(p *Pool, o Overrides) *Transport {
 	settings := p.settings
-	if connect > 0 {
-		settings.connectTimeout = connect
+	if o.Connect > 0 {
+		settings.connectTimeout = o.Connect
 	}
-	if response > 0 {
-		settings.responseTimeout = response
+	if o.Response > 0 {
+		settings.responseTimeout = o.Response
+	}
+	if o.Send > 0 {
+		settings.sendTimeout = o.Send
+	}
+	if o.MaxHeaderBytes > 0 {
+		settings.maxHeaderBytes = o.MaxHeaderBytes
 	}
 	if settings == p.settings {
 		return p.Transport
