@@ -46,6 +46,9 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 	if p.WAF != nil {
 		p.WAF.validate(l, path+".waf")
 	}
+	if p.RateLimit != nil {
+		p.RateLimit.validate(l, path+".rate_limit")
+	}
 	if p.MaxBody != nil && *p.MaxBody < 0 {
 		l.add(path+".max_body", "must be 0 (no limit) or more")
 	}
