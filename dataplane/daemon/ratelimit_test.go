@@ -53,7 +53,7 @@ func fromAddr(t *testing.T, td *testDaemon, local, xff, path string) int {
 	t.Helper()
 	c := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		DisableKeepAlives: true,
-		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}).DialContext,
+		DialContext:       (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}).DialContext,
 	}}
 	req, err := http.NewRequest("GET", td.url("http")+path, nil)
 	if err != nil {
