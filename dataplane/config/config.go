@@ -128,7 +128,7 @@ type Limits struct {
 	LingeringTimeout Duration `yaml:"lingering_timeout,omitempty" json:"lingering_timeout,omitempty"`
 	// RateLimitZoneClients is how many client addresses each rate-limit
 	// zone (policies.rate_limit) holds per limit, 1024..16777216, rounded
-	// up to a multiple of 8: 8 bytes each, so the default takes 128 KiB per
+	// up to a power of two: 8 bytes each, so the default takes 128 KiB per
 	// limit of a zone. When a group of 8 is full, a new client takes the
 	// place of the one whose count is lowest (the least recently limited);
 	// for connections, a new client whose group has every place in use is

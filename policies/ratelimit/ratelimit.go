@@ -31,7 +31,7 @@
 // one whose bucket is empty loses nothing). For requests in flight, a word
 // is taken only while it counts none; a new client whose eight words all
 // count requests in flight is refused, as nginx refuses when its zone is
-// full. Two clients with the same bucket and tag (about one in 600,000 for
+// full. Two clients with the same bucket and tag (about one in 500,000 for
 // a client whose bucket is full) share their counts.
 //
 // # No locks
