@@ -235,7 +235,7 @@ func emptyMissingGroups(target, regex string) string {
 }
 
 func isZeroPolicies(p *config.Policies) bool {
-	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.MaxBody == nil &&
+	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.RateLimit == nil && p.MaxBody == nil &&
 		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && p.Retry == nil &&
 		p.ResponseRewrite == nil && p.Buffering == nil
 }

@@ -15,6 +15,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/loadbalance"
 	_ "github.com/ramjet-dev/ramjet/annotations/modsecurity"
 	_ "github.com/ramjet-dev/ramjet/annotations/proxyssl"
+	_ "github.com/ramjet-dev/ramjet/annotations/ratelimit"
 	_ "github.com/ramjet-dev/ramjet/annotations/redirect"
 	_ "github.com/ramjet-dev/ramjet/annotations/rewrite"
 	_ "github.com/ramjet-dev/ramjet/annotations/satisfy"

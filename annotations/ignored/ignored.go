@@ -1,9 +1,9 @@
 // Package ignored is the family of ingress-nginx annotations Ramjet has no
-// counterpart for and that are not access controls: rate limits, custom
+// counterpart for and that are not access controls: global rate limits, custom
 // error pages, mirroring, tracing, TLS passthrough and tuning, server
 // aliases and the like. Each key says what happens instead, so an object
 // carrying one gets an UnknownAnnotation finding that explains the
-// difference (most importantly: requests are not rate limited) rather than
+// difference (for instance: requests are not rate limited across replicas) rather than
 // "not an annotation Ramjet knows". The object is served as if the key were
 // absent. Access controls Ramjet does not provide are not here: they make
 // the object not served (annotations/snippets, annotations/extauth).
@@ -17,9 +17,8 @@ import (
 )
 
 const (
-	noRateLimit = "rate limiting is not provided: requests are not limited, whatever their rate"
-	noTracing   = "no tracing spans are produced; trace context headers reach the member unchanged"
-	noFastCGI   = "FastCGI backends are not provided"
+	noTracing = "no tracing spans are produced; trace context headers reach the member unchanged"
+	noFastCGI = "FastCGI backends are not provided"
 )
 
 func init() {
@@ -27,23 +26,7 @@ func init() {
 		Name: "ignored",
 		Doc:  "ingress-nginx annotations Ramjet has no counterpart for; each is reported (UnknownAnnotation) with what happens instead.",
 		Keys: []registry.Key{
-			// Rate limiting.
-			ignored("limit-rps", registry.RiskLow, registry.ScopeIngress, "",
-				"requests per second allowed per client address, 503 above", noRateLimit),
-			ignored("limit-rpm", registry.RiskLow, registry.ScopeIngress, "",
-				"requests per minute allowed per client address, 503 above", noRateLimit),
-			ignored("limit-connections", registry.RiskLow, registry.ScopeIngress, "",
-				"concurrent connections allowed per client address", "connection limits are not provided: a client's concurrent connections are not limited"),
-			ignored("limit-burst-multiplier", registry.RiskLow, registry.ScopeIngress, "5",
-				"the burst allowed above limit-rps and limit-rpm", "rate limiting is not provided, so there is no burst to size: requests are not limited"),
-			ignored("limit-rate", registry.RiskLow, registry.ScopeIngress, "",
-				"bandwidth of each response, in KB/s", "responses are sent at full speed: their bandwidth is not limited"),
-			ignored("limit-rate-after", registry.RiskLow, registry.ScopeIngress, "",
-				"bytes of a response sent at full speed before limit-rate applies", "response bandwidth is not limited (limit-rate is not provided)"),
-			ignored("limit-allowlist", registry.RiskLow, registry.ScopeIngress, "",
-				"client CIDRs exempt from the rate limits", "rate limiting is not provided, so there is no limit to exempt clients from (this was never an access list: see allowlist-source-range)"),
-			ignored("limit-whitelist", registry.RiskLow, registry.ScopeIngress, "",
-				"the older name of limit-allowlist", "rate limiting is not provided, so there is no limit to exempt clients from (this was never an access list: see allowlist-source-range)"),
+			// Global rate limiting (the local limits are annotations/ratelimit).
 			wildcard("global-rate-limit", registry.RiskLow, registry.ScopeIngress,
 				"every global-rate-limit* key: rate limits shared between replicas through memcached", "global rate limiting is not provided: requests are not limited, whatever their rate"),
 			// Error pages and the default backend.

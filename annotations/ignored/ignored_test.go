@@ -19,9 +19,9 @@ var origin = core.Origin{Kind: "Ingress", Namespace: "shop", Name: "web", Create
 // multi-line one), gets one UnknownAnnotation finding with its explanation,
 // and the object is served unchanged.
 func TestEveryKey(t *testing.T) {
-	f := registry.Owner("limit-rps")
+	f := registry.Owner("global-rate-limit")
 	if f == nil || f.Name != "ignored" {
-		t.Fatalf("limit-rps is owned by %v", f)
+		t.Fatalf("global-rate-limit is owned by %v", f)
 	}
 	for _, k := range f.Keys {
 		name := k.Name
@@ -49,11 +49,6 @@ func TestApply(t *testing.T) {
 		annotations map[string]string
 		findings    []string // substrings of the findings, in order
 	}{
-		{"rate limits are not applied, and say so", "all", map[string]string{p + "limit-rps": "5", p + "limit-burst-multiplier": "3"},
-			[]string{p + "limit-burst-multiplier has no counterpart in Ramjet: rate limiting is not provided, so there is no burst to size: requests are not limited",
-				p + "limit-rps has no counterpart in Ramjet: rate limiting is not provided: requests are not limited, whatever their rate; it is ignored"}},
-		{"the old allowlist name of the rate limit is no access list", "all", map[string]string{p + "limit-whitelist": "10.0.0.0/8"},
-			[]string{"this was never an access list: see allowlist-source-range"}},
 		{"global rate limit, every key", "all",
 			map[string]string{p + "global-rate-limit": "100", p + "global-rate-limit-window": "1m", p + "global-rate-limit-key": "$remote_addr"},
 			[]string{p + "global-rate-limit has no counterpart", p + "global-rate-limit-key has no counterpart", p + "global-rate-limit-window has no counterpart"}},
@@ -66,12 +61,12 @@ func TestApply(t *testing.T) {
 		{"custom errors and default backend", "all", map[string]string{p + "custom-http-errors": "404,503", p + "default-backend": "errors"},
 			[]string{"custom-http-errors has no counterpart in Ramjet: members' error answers reach the client unchanged",
 				"default-backend has no counterpart in Ramjet: a Service without ready endpoints answers 503 (NoEndpoints)"}},
-		{"keys of other families are theirs", "all", map[string]string{p + "proxy-body-size": "8m", p + "enable-cors": "true", p + "limit-rps": "1"},
-			[]string{p + "limit-rps has no counterpart"}},
+		{"keys of other families are theirs", "all", map[string]string{p + "proxy-body-size": "8m", p + "enable-cors": "true", p + "limit-rps": "1", p + "global-rate-limit": "1"},
+			[]string{p + "global-rate-limit has no counterpart"}},
 		{"unknown keys stay unknown", "all", map[string]string{p + "limit-requests": "1"},
 			[]string{`"` + p + `limit-requests" is not an annotation Ramjet knows; it is ignored`}},
-		{"disabled family", "all,-ignored", map[string]string{p + "limit-rps": "5"},
-			[]string{p + "limit-rps belongs to the family ignored, which is disabled (--annotations); it is ignored"}},
+		{"disabled family", "all,-ignored", map[string]string{p + "global-rate-limit": "5"},
+			[]string{p + "global-rate-limit belongs to the family ignored, which is disabled (--annotations); it is ignored"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

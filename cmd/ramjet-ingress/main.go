@@ -64,6 +64,7 @@ type translationFlags struct {
 	ingressClass, controllerClass, backendTLSVerify, globalAuthURL         string
 	ingress, gatewayAPI, withoutClass, crossNamespace, externalName        bool
 	assumeClasses                                                          []string
+	limitStatus                                                            int
 	gateway                                                                gatewayFlags
 	// publishService is run's --publish-service: in the Gateway API's
 	// shared mode every Gateway reports its addresses.
@@ -86,6 +87,7 @@ func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.externalName, "allow-external-name-services", false, "follow ExternalName Services (off: they answer 503)")
 	fs.StringVar(&f.backendTLSVerify, "backend-tls-verify", string(ingress.VerifyAlways), `which members reached over TLS are verified: "always", or "annotated" (only with proxy-ssl-verify: "on", as ingress-nginx)`)
 	fs.StringVar(&f.globalAuthURL, "global-auth-url", "", `external authentication of every Ingress without an auth-url of its own, unless it says enable-global-auth: "false" (ingress-nginx's global-auth-url); empty: none`)
+	fs.IntVar(&f.limitStatus, "limit-status-code", ingress.DefaultLimitStatus, "status of the requests the limit-rps, limit-rpm and limit-connections annotations refuse, 400..599 (ingress-nginx's limit-req-status-code and limit-conn-status-code; 429 is Too Many Requests)")
 	fs.StringVar(&f.defaultBackend, "default-backend", "", "namespace/name:port of the Service answering unmatched requests (default: 404)")
 	fs.StringVar(&f.defaultCert, "default-ssl-certificate", "", "namespace/name of the TLS Secret for hosts without their own certificate (default: a generated one)")
 	fs.StringVar(&f.httpsListener, "https-listener", "https", "name of the base's listener that serves HTTPS")
@@ -118,6 +120,9 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 	if err != nil {
 		return sources.Options{}, nil, err
 	}
+	if f.limitStatus < 400 || f.limitStatus > 599 {
+		return sources.Options{}, nil, fmt.Errorf("--limit-status-code: must be 400..599, not %d", f.limitStatus)
+	}
 	global, err := f.globalAuth()
 	if err != nil {
 		return sources.Options{}, nil, err
@@ -134,7 +139,7 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 		opts.Inputs = append(opts.Inputs, &ingress.Input{Options: ingress.Options{
 			IngressClass: f.ingressClass, ControllerClass: f.controllerClass,
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
-			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global,
+			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: f.limitStatus,
 		}})
 	}
 	if f.gatewayAPI {

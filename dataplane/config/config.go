@@ -126,7 +126,19 @@ type Limits struct {
 	// LingeringTimeout ends that drain when nothing arrives for this long
 	// (nginx's lingering_timeout). Zero means 5s.
 	LingeringTimeout Duration `yaml:"lingering_timeout,omitempty" json:"lingering_timeout,omitempty"`
+	// RateLimitZoneClients is how many client addresses each rate-limit
+	// zone (policies.rate_limit) holds per limit, 1024..16777216, rounded
+	// up to a power of two: 8 bytes each, so the default takes 128 KiB per
+	// limit of a zone. When a group of 8 is full, a new client takes the
+	// place of the one whose count is lowest (the least recently limited);
+	// for connections, a new client whose group has every place in use is
+	// refused, as nginx does when its zone is full. Zero means 16384.
+	RateLimitZoneClients uint32 `yaml:"rate_limit_zone_clients,omitempty" json:"rate_limit_zone_clients,omitempty"`
 }
+
+// DefaultRateLimitZoneClients is server.limits.rate_limit_zone_clients'
+// default.
+const DefaultRateLimitZoneClients = 16384
 
 // Tenant groups applications and the pools their routes use. Pool names are
 // unique across all tenants.

@@ -30,6 +30,9 @@ type Policies struct {
 	ExternalAuth *ExternalAuth `yaml:"external_auth,omitempty" json:"external_auth,omitempty"`
 	// WAF inspects requests with ModSecurity rules (Coraza).
 	WAF *WAF `yaml:"waf,omitempty" json:"waf,omitempty"`
+	// RateLimit limits the requests of each client address and the
+	// bandwidth of each answer (nginx's limit_req, limit_conn, limit_rate).
+	RateLimit *RateLimit `yaml:"rate_limit,omitempty" json:"rate_limit,omitempty"`
 	// MaxBody overrides server.limits.max_request_body_bytes for the route;
 	// 0 means no limit.
 	MaxBody *ByteSize `yaml:"max_body,omitempty" json:"max_body,omitempty"`
@@ -325,4 +328,70 @@ type Timeouts struct {
 	// the retry rule allows). Zero sets no bound; at most
 	// MaxRouteResponseTimeout.
 	Send Duration `yaml:"send,omitempty" json:"send,omitempty"`
+}
+
+// RateLimit limits what each client address may ask of a zone's routes, as
+// nginx's limit_req (with burst and nodelay), limit_conn and limit_rate do.
+// The client is the address ramjetd settled on (the peer's, or the one a
+// trusted proxy reports in X-Forwarded-For). The counts of a zone are shared
+// by every route naming it, kept in this process only (each replica counts
+// on its own), and survive reloads that keep the zone's name, rate and
+// server.limits.rate_limit_zone_clients. A refused request gets Status.
+type RateLimit struct {
+	// Zone names the state the limits count in: routes naming the same zone
+	// share their clients' counts and must set the same rps, rpm, bursts and
+	// connections. Required with RPS, RPM or Connections; at most 253 bytes,
+	// printable.
+	Zone string `yaml:"zone,omitempty" json:"zone,omitempty"`
+	// RPS is the requests per second each client may make; zero sets no
+	// limit. At most MaxRateLimitRate.
+	RPS uint32 `yaml:"rps,omitempty" json:"rps,omitempty"`
+	// RPSBurst is how many requests a client may make at once above RPS
+	// (nginx's burst with nodelay): after an idle while, RPSBurst+1 requests
+	// pass at once, then one every 1/RPS seconds. At most MaxRateLimitBurst.
+	RPSBurst uint32 `yaml:"rps_burst,omitempty" json:"rps_burst,omitempty"`
+	// RPM is the requests per minute each client may make; zero sets no
+	// limit. With RPS as well, a request must pass both. At most
+	// MaxRateLimitRate.
+	RPM uint32 `yaml:"rpm,omitempty" json:"rpm,omitempty"`
+	// RPMBurst is RPSBurst's counterpart for RPM.
+	RPMBurst uint32 `yaml:"rpm_burst,omitempty" json:"rpm_burst,omitempty"`
+	// Connections is how many requests of one client may be in flight at
+	// once (each HTTP/2 stream counts, as nginx's limit_conn counts them);
+	// zero sets no limit. At most MaxRateLimitConnections.
+	Connections uint32 `yaml:"connections,omitempty" json:"connections,omitempty"`
+	// Allowlist are the client addresses (CIDRs or single addresses) that
+	// RPS, RPM and Connections do not count. At most 1024 entries.
+	Allowlist []string `yaml:"allowlist,omitempty" json:"allowlist,omitempty"`
+	// Status answers the requests refused by RPS, RPM or Connections,
+	// 400..599; zero means 503 (nginx's limit_req_status default).
+	Status int `yaml:"status,omitempty" json:"status,omitempty"`
+	// Rate bounds the bytes per second of each answer's body (nginx's
+	// limit_rate, per request); zero sends at full speed. As nginx, the
+	// answer may run one second ahead of the rate.
+	Rate ByteSize `yaml:"rate,omitempty" json:"rate,omitempty"`
+	// RateAfter is how much of each answer's body is sent at full speed
+	// before Rate applies (limit_rate_after); zero applies it from the
+	// start.
+	RateAfter ByteSize `yaml:"rate_after,omitempty" json:"rate_after,omitempty"`
+}
+
+// Bounds of RateLimit.
+const (
+	MaxRateLimitRate        = 1_000_000
+	MaxRateLimitBurst       = 100_000_000
+	MaxRateLimitConnections = 1_000_000
+	MaxRateLimitZone        = 253
+)
+
+// Counts reports whether the policy counts requests (RPS, RPM or
+// Connections), which needs a zone.
+func (r *RateLimit) Counts() bool { return r.RPS > 0 || r.RPM > 0 || r.Connections > 0 }
+
+// StatusOr503 is Status with its default.
+func (r *RateLimit) StatusOr503() int {
+	if r.Status == 0 {
+		return 503
+	}
+	return r.Status
 }

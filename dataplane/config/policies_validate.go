@@ -46,6 +46,9 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 	if p.WAF != nil {
 		p.WAF.validate(l, path+".waf")
 	}
+	if p.RateLimit != nil {
+		p.RateLimit.validate(l, path+".rate_limit")
+	}
 	if p.MaxBody != nil && *p.MaxBody < 0 {
 		l.add(path+".max_body", "must be 0 (no limit) or more")
 	}
@@ -221,7 +224,7 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 
 // empty reports whether no policy is set.
 func (p *Policies) empty() bool {
-	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.Satisfy == "" && p.MaxBody == nil &&
+	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.RateLimit == nil && p.Satisfy == "" && p.MaxBody == nil &&
 		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0 && p.Retry == nil &&
 		p.ResponseRewrite == nil && p.Buffering == nil
 }

@@ -267,6 +267,39 @@ func TestValidatePolicies(t *testing.T) {
 		{"default route policies", func(c *config.Config) {
 			app(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Pool: "p"}, Policies: &config.Policies{MaxBody: size(-5)}}
 		}, []wantErr{{"tenants.t.applications.app.default_route.policies.max_body", "must be 0 (no limit) or more"}}},
+		{"rate limit valid", func(c *config.Config) {
+			policies(c).RateLimit = &config.RateLimit{Zone: "ns/app/uid", RPS: 10, RPSBurst: 50, RPM: 100, RPMBurst: 500, Connections: 5,
+				Allowlist: []string{"10.0.0.0/8"}, Status: 429, Rate: 1 << 20, RateAfter: 1 << 10}
+		}, nil},
+		{"rate limit without a zone", func(c *config.Config) {
+			policies(c).RateLimit = &config.RateLimit{RPS: 10}
+		}, []wantErr{{P + ".rate_limit.zone", "is required with rps, rpm or connections"}}},
+		{"bandwidth needs no zone", func(c *config.Config) {
+			policies(c).RateLimit = &config.RateLimit{Rate: 1024}
+		}, nil},
+		{"rate limit bounds", func(c *config.Config) {
+			policies(c).RateLimit = &config.RateLimit{Zone: "z y", RPS: config.MaxRateLimitRate + 1, RPMBurst: config.MaxRateLimitBurst + 1,
+				Connections: config.MaxRateLimitConnections + 1, Allowlist: []string{"nope"}, Status: 302, Rate: -1}
+		}, []wantErr{
+			{P + ".rate_limit.zone", "must be printable, without spaces"},
+			{P + ".rate_limit.rps", "must be at most 1000000"},
+			{P + ".rate_limit.rpm_burst", "must be at most 100000000"},
+			{P + ".rate_limit.connections", "must be at most 1000000"},
+			{P + ".rate_limit.allowlist[0]", `"nope" is neither an address nor a CIDR`},
+			{P + ".rate_limit.status", "must be 400..599 (0 means 503), not 302"},
+			{P + ".rate_limit.rate", "must be 0 (no limit) or more"},
+		}},
+		{"rate limit on a redirect", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "/x"}}
+			policies(c).RateLimit = &config.RateLimit{Zone: "z", RPS: 1}
+		}, []wantErr{{P, "a redirect answers before any policy runs"}}},
+		{"one zone, two limits", func(c *config.Config) {
+			policies(c).RateLimit = &config.RateLimit{Zone: "z", RPS: 1}
+			app(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Pool: "p"}, Policies: &config.Policies{RateLimit: &config.RateLimit{Zone: "z", RPS: 2}}}
+		}, []wantErr{{A + ".default_route.policies.rate_limit", `zone "z" counts other limits at ` + P + ".rate_limit"}}},
+		{"zone clients", func(c *config.Config) {
+			c.Server.Limits.RateLimitZoneClients = 100
+		}, []wantErr{{"server.limits.rate_limit_zone_clients", "must be 1024..16777216"}}},
 		{"tenant default route policies", func(c *config.Config) {
 			tenant(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Pool: "p"}, Policies: &config.Policies{Allow: []string{"x"}}}
 		}, []wantErr{{"tenants.t.default_route.policies.allow[0]", `"x" is neither an address nor a CIDR`}}},

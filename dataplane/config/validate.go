@@ -113,6 +113,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateZones(&l)
 	return l.result()
 }
 
@@ -263,6 +264,9 @@ func (lim *Limits) validate(l *errorList) {
 	}
 	if lim.MaxRegexInputBytes != 0 && (lim.MaxRegexInputBytes < 1<<10 || lim.MaxRegexInputBytes > 1<<20) {
 		l.add("server.limits.max_regex_input_bytes", "must be 1KiB..1MiB")
+	}
+	if n := lim.RateLimitZoneClients; n != 0 && (n < 1024 || n > 1<<24) {
+		l.add("server.limits.rate_limit_zone_clients", "must be 1024..16777216")
 	}
 	if lim.HTTP2MaxConcurrentStreams > 10000 {
 		l.add("server.limits.http2_max_concurrent_streams", "must be 1..10000")

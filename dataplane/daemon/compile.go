@@ -28,6 +28,7 @@ import (
 	"github.com/ramjet-dev/ramjet/policies/extauth"
 	"github.com/ramjet-dev/ramjet/policies/headers"
 	"github.com/ramjet-dev/ramjet/policies/httpsredirect"
+	"github.com/ramjet-dev/ramjet/policies/ratelimit"
 	"github.com/ramjet-dev/ramjet/policies/redirect"
 	"github.com/ramjet-dev/ramjet/policies/respond"
 	"github.com/ramjet-dev/ramjet/policies/rewrite"
@@ -58,6 +59,9 @@ type generation struct {
 	// wafs are the ModSecurity engines in use, by waf.Key: a reload keeps
 	// those it still needs and closes the others.
 	wafs map[[32]byte]*waf.Engine
+	// limits are the rate-limit tables in use: a reload keeps the others'
+	// counts by zone.
+	limits *ratelimit.Use
 }
 
 // tableSet holds the routing table of each listener, by name.
@@ -108,6 +112,7 @@ type compiler struct {
 	authFiles [][32]byte
 	extAuth   []*extauth.Handler
 	wafs      map[[32]byte]*waf.Engine
+	limits    *ratelimit.Use
 }
 
 // compile validates cfg and builds the generation that serves it. Files
@@ -117,7 +122,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &compiler{d: d, cfg: cfg, pools: map[string]*upstream.Pool{}, stores: map[string]*certs.Store{}, wafs: map[[32]byte]*waf.Engine{}}
+	c := &compiler{d: d, cfg: cfg, pools: map[string]*upstream.Pool{}, stores: map[string]*certs.Store{}, wafs: map[[32]byte]*waf.Engine{}, limits: d.limits.Begin()}
 	c.checkFixed()
 	c.buildPools()
 	c.buildCertStores()
@@ -147,6 +152,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 
 		externalAuth: c.extAuth,
 		wafs:         c.wafs,
+		limits:       c.limits,
 	}, nil
 }
 
@@ -424,6 +430,16 @@ func (c *compiler) policies(path, prefix string, h exchange.Handler, p *config.P
 				filter.Otherwise(h)
 			}
 			h = filter
+		}
+	}
+	if p.RateLimit != nil {
+		// nginx limits in its preaccess phase: after the HTTPS redirect,
+		// before allow/deny and authentication.
+		limit, err := ratelimit.New(p.RateLimit, int(c.cfg.Server.Limits.RateLimitZoneClients), c.limits, h)
+		if err != nil {
+			c.fail(path+".rate_limit", "%v", err)
+		} else {
+			h = limit
 		}
 	}
 	if httpsRedirect {

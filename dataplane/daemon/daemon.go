@@ -28,6 +28,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/proxy"
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
 	"github.com/ramjet-dev/ramjet/policies/basicauth"
+	"github.com/ramjet-dev/ramjet/policies/ratelimit"
 	"github.com/ramjet-dev/ramjet/policies/respond"
 	"github.com/ramjet-dev/ramjet/policies/waf"
 )
@@ -79,6 +80,8 @@ type Daemon struct {
 	// authCaches are the basic-auth verification caches by htpasswd
 	// content digest, kept across reloads while a generation uses them.
 	authCaches map[[32]byte]*basicauth.Cache
+	// limits holds the rate-limit zones' tables across reloads.
+	limits *ratelimit.Store
 	// wafs are the ModSecurity engines of the serving generation, by
 	// waf.Key; only reloads (under adminMu) change the map.
 	wafs map[[32]byte]*waf.Engine
@@ -145,6 +148,7 @@ func New(opts Options) (*Daemon, error) {
 		active:  map[string]*namedServer{},
 
 		authCaches:  map[[32]byte]*basicauth.Cache{},
+		limits:      ratelimit.NewStore(),
 		authLimiter: basicauth.NewLimiter(runtime.GOMAXPROCS(0)/2, 2*time.Second),
 	}
 	if d.log == nil {
@@ -182,7 +186,7 @@ func New(opts Options) (*Daemon, error) {
 // Check reads, validates and compiles a configuration file exactly as a
 // load would, without serving it: `ramjetd validate`.
 func Check(path string) error {
-	d := &Daemon{metrics: metrics.New(), state: upstream.NewState(), log: slog.Default(), authCaches: map[[32]byte]*basicauth.Cache{}}
+	d := &Daemon{metrics: metrics.New(), state: upstream.NewState(), log: slog.Default(), authCaches: map[[32]byte]*basicauth.Cache{}, limits: ratelimit.NewStore()}
 	fake, err := certs.SelfSigned(certs.FakeCommonName)
 	if err != nil {
 		return err
@@ -268,6 +272,7 @@ func (d *Daemon) swap(gen *generation) uint64 {
 		}
 	}
 	d.keepAuthCaches(gen.authFiles)
+	d.limits.Keep(gen.limits)
 	d.keepEngines(gen.wafs)
 	d.metrics.Forget(applicationsOf(configOf(old)), applicationsOf(gen.config), poolsOf(configOf(old)), poolsOf(gen.config))
 	d.metrics.Reloads.Inc()

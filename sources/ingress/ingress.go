@@ -32,6 +32,9 @@ func init() {
 const (
 	DefaultIngressClass    = "ramjet"
 	DefaultControllerClass = "ramjet.dev/ingress"
+	// DefaultLimitStatus is ingress-nginx's limit-req-status-code and
+	// limit-conn-status-code default.
+	DefaultLimitStatus = 503
 )
 
 // Options are the flags of the Ingress input.
@@ -55,6 +58,9 @@ type Options struct {
 	// every object without an auth-url of its own, unless it says
 	// enable-global-auth: "false". Nil: none.
 	GlobalAuth *config.ExternalAuth
+	// LimitStatus is --limit-status-code: the status of the requests the
+	// rate-limit family's limits refuse. Zero means DefaultLimitStatus.
+	LimitStatus int
 	// Annotations are the enabled families.
 	Annotations registry.Selection
 	// AssumeClasses are class names (ingressClassName or the annotation)
@@ -111,6 +117,7 @@ func (t *translation) run() *core.Contribution {
 		t.c.Settings.Regex = true
 	}
 	t.backendTLS()
+	t.limitStatus()
 	t.globalAuth()
 	t.externalAuthTLS()
 	t.unservedCanary()
@@ -282,4 +289,14 @@ func pathType(pt *networkingv1.PathType) core.PathType {
 		return core.PathPrefix
 	}
 	return core.PathImplementationSpecific
+}
+
+// limitStatus sets the status of the rate limits' refusals from
+// --limit-status-code; 503, the data plane's default, is left unwritten.
+func (t *translation) limitStatus() {
+	rl := t.c.Settings.Policies.RateLimit
+	if rl == nil || !rl.Counts() || t.opts.LimitStatus == 0 || t.opts.LimitStatus == DefaultLimitStatus {
+		return
+	}
+	rl.Status = t.opts.LimitStatus
 }
