@@ -328,21 +328,7 @@ func rawMember(t *testing.T) (string, <-chan []byte) {
 }
 
 // clientHello returns the first flight crypto/tls sends for sni.
-func clientHello(t *testing.T, sni string) []byte {
-	a, b := net.Pipe()
-	go func() {
-		tls.Client(a, &tls.Config{ServerName: sni}).Handshake()
-	}()
-	defer a.Close()
-	defer b.Close()
-	buf := make([]byte, 64<<10)
-	b.SetReadDeadline(time.Now().Add(5 * time.Second))
-	n, err := b.Read(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf[:n]
-}
+func clientHello(t *testing.T, sni string) []byte { return clientHelloB(t, sni) }
 
 func TestPassthroughHalfCloseAndExactBytes(t *testing.T) {
 	addr, got := rawMember(t)
@@ -419,4 +405,64 @@ func TestPassthroughConfigValidation(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `tenants.t.applications.a.passthrough.pool: no pool "missing" in this tenant`) {
 		t.Errorf("Validate: %v, want the passthrough pool named", err)
 	}
+}
+
+// BenchmarkPassthroughThroughput streams 64 KiB chunks from a client
+// through a spliced connection to a member that reads them to the end:
+// the bytes per second ramjetd splices on loopback.
+func BenchmarkPassthroughThroughput(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				n, _ := io.Copy(io.Discard, c)
+				fmt.Fprintf(c, "%d", n)
+			}()
+		}
+	}()
+	td := startDaemon(b, passthroughConfig, map[string]any{"Passthrough": true, "Members": []string{ln.Addr().String()}})
+	hello := clientHelloB(b, "pass.test")
+	conn, err := net.Dial("tcp", td.bound.get("https"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	conn.Write(hello)
+	chunk := make([]byte, 64<<10)
+	b.SetBytes(int64(len(chunk)))
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := conn.Write(chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
+	conn.(*net.TCPConn).CloseWrite()
+	answer, _ := io.ReadAll(conn)
+	b.StopTimer()
+	if len(answer) == 0 {
+		b.Fatal("the member did not answer")
+	}
+}
+
+func clientHelloB(tb testing.TB, sni string) []byte {
+	a, c := net.Pipe()
+	go tls.Client(a, &tls.Config{ServerName: sni}).Handshake()
+	defer a.Close()
+	defer c.Close()
+	buf := make([]byte, 64<<10)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := c.Read(buf)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return buf[:n]
 }
