@@ -55,6 +55,10 @@ type Options struct {
 	// every object without an auth-url of its own, unless it says
 	// enable-global-auth: "false". Nil: none.
 	GlobalAuth *config.ExternalAuth
+	// SSLPassthrough serves ssl-passthrough (--enable-ssl-passthrough);
+	// false ignores the key with a finding, as ingress-nginx does without
+	// the flag.
+	SSLPassthrough bool
 	// Annotations are the enabled families.
 	Annotations registry.Selection
 	// AssumeClasses are class names (ingressClassName or the annotation)
@@ -110,6 +114,7 @@ func (t *translation) run() *core.Contribution {
 	if t.rewritesAPath() {
 		t.c.Settings.Regex = true
 	}
+	t.sslPassthrough()
 	t.backendTLS()
 	t.globalAuth()
 	t.externalAuthTLS()
@@ -120,6 +125,18 @@ func (t *translation) run() *core.Contribution {
 		t.c.DefaultBackend = t.backend(b, "spec.defaultBackend")
 	}
 	return t.c
+}
+
+// sslPassthrough drops ssl-passthrough when the controller does not serve
+// it (no --enable-ssl-passthrough): ingress-nginx then terminates the
+// host's TLS connections too.
+func (t *translation) sslPassthrough() {
+	if !t.c.Settings.SSLPassthrough || t.opts.SSLPassthrough {
+		return
+	}
+	t.c.Settings.SSLPassthrough = false
+	t.note(core.UnknownAnnotation, "%sssl-passthrough is ignored: the controller runs without --enable-ssl-passthrough (chart value controller.enableSSLPassthrough), "+
+		"so the TLS connections of the object's hosts are terminated with their certificate and the requests proxied as the other annotations say", registry.Prefix)
 }
 
 // canaryKey marks a canary Ingress.

@@ -137,6 +137,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	ingressClass := fs.String("ingress-class", ingress.DefaultIngressClass, "")
 	backendTLSVerify := fs.String("backend-tls-verify", string(ingress.VerifyAlways), "")
 	globalAuthURL := fs.String("global-auth-url", "", "")
+	sslPassthrough := fs.Bool("enable-ssl-passthrough", false, "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
@@ -158,7 +159,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 		Inputs: []input.Input{&ingress.Input{Options: ingress.Options{
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
-			BackendTLSVerify: verify, GlobalAuth: global,
+			BackendTLSVerify: verify, GlobalAuth: global, SSLPassthrough: *sslPassthrough,
 		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 		AllowExternalName: *externalName,
