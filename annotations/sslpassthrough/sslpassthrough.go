@@ -22,7 +22,7 @@ func init() {
 			{Name: Key, Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeHost, Default: "false",
 				Doc: "\"true\" splices the TLS connections whose ClientHello names one of the object's hosts (SNI) to the members of the host's path / " +
 					"(else of the default backend of the object that created the host), byte for byte: the member's own certificate is served, client certificates reach it, and no other annotation applies to those connections. " +
-					"Only with the controller's --enable-ssl-passthrough (chart value controller.enableSSLPassthrough); without it the key is ignored with a finding and TLS is terminated. " +
+					"Only with the controller's --enable-ssl-passthrough (chart value ingressController.enableSSLPassthrough); without it the key is ignored with a finding and TLS is terminated. " +
 					"Host-wide: an object of the namespace that owns the host decides. Connections without a server name, or whose ClientHello cannot be read, are terminated as usual; the plain-HTTP rules of the host are served as usual. " +
 					"Connections are balanced over the Service's ready endpoints (the pool's balancing; hash balancing hashes the client address), the failed connects retried on other members, and closed after 1h with nothing sent either way.",
 				Differs: "ingress-nginx sends passthrough connections to the Service's ClusterIP (kube-proxy chooses the pod); Ramjet balances them over the ready endpoints itself, as every other backend, and follows endpoint changes without a reload. " +

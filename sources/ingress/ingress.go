@@ -135,7 +135,7 @@ func (t *translation) sslPassthrough() {
 		return
 	}
 	t.c.Settings.SSLPassthrough = false
-	t.note(core.UnknownAnnotation, "%sssl-passthrough is ignored: the controller runs without --enable-ssl-passthrough (chart value controller.enableSSLPassthrough), "+
+	t.note(core.UnknownAnnotation, "%sssl-passthrough is ignored: the controller runs without --enable-ssl-passthrough (chart value ingressController.enableSSLPassthrough), "+
 		"so the TLS connections of the object's hosts are terminated with their certificate and the requests proxied as the other annotations say", registry.Prefix)
 }
 
