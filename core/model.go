@@ -144,6 +144,11 @@ type Settings struct {
 	Regex bool
 	// AppRoot redirects "/" of every host of the contribution.
 	AppRoot string
+	// SSLPassthrough asks for the TLS connections of the contribution's
+	// hosts to be spliced, undecrypted, to the backend of the host's path
+	// "/" (ssl-passthrough, once the input has checked the controller
+	// serves it). It is host-wide: see Host.Passthrough.
+	SSLPassthrough bool
 	// SSLRedirect, when set, overrides the HTTPS redirect of TLS hosts;
 	// ForceSSLRedirect redirects even without TLS.
 	SSLRedirect      *bool

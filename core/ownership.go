@@ -49,6 +49,12 @@ type Host struct {
 	// AppRoot redirects "/" (from the oldest owning contribution that
 	// sets one).
 	AppRoot string
+	// Passthrough is the route whose backend receives the host's TLS
+	// connections undecrypted (ssl-passthrough of an object of the
+	// owning namespace), and PassthroughOwner the oldest such object;
+	// nil terminates TLS.
+	Passthrough      *Route
+	PassthroughOwner *Contribution
 	// Routes in rendering order: exact and prefix routes, then regex
 	// routes in the order they are tried.
 	Routes []*Route
@@ -119,6 +125,7 @@ func Merge(cs []*Contribution, opts Options) *Model {
 	// do not join.
 	e.mergeClientAuth()
 	e.attachCanaries()
+	e.mergePassthrough()
 	e.mergeDefaultBackend()
 	e.orderRoutes()
 	e.model.scoped = mergeScoped(e.byAge)
@@ -330,6 +337,54 @@ func (e *engine) markAppRoot(h *Host, c *Contribution) {
 	if h.AppRoot == "" && c.Settings.AppRoot != "" {
 		h.AppRoot = c.Settings.AppRoot
 	}
+}
+
+// mergePassthrough gives each host whose owning namespace has a served
+// object asking for ssl-passthrough (with a rule for the host) its
+// passthrough backend: that of the host's path "/", whichever object holds
+// it, else the default backend of the object that created the host, as
+// ingress-nginx takes the backend of its server's location "/". A host
+// without one stays terminated, as ingress-nginx ignores passthrough for
+// it; so do the catch-all host (rules without a host: no server name
+// selects it) and objects of other namespaces.
+func (e *engine) mergePassthrough() {
+	for _, c := range e.byAge {
+		if !c.Settings.SSLPassthrough || c.Refused || isCanary(c) {
+			continue
+		}
+		for _, r := range c.Rules {
+			h := e.model.Hosts[r.Host]
+			switch {
+			case r.Host == "":
+				e.note(c, InvalidAnnotation, "ssl-passthrough is ignored for the catch-all host (rules without a host): a TLS connection is spliced by the server name it asks for, and no name selects the catch-all; its TLS connections are terminated")
+				continue
+			case h == nil || h.PassthroughOwner != nil:
+				continue
+			case c.Origin.Namespace != e.owners[r.Host].Origin.Namespace:
+				e.note(c, PathConflict, "ssl-passthrough is ignored for %s: it belongs to namespace %s, which decides whether its TLS connections are spliced", hostPhrase(r.Host), e.owners[r.Host].Origin.Namespace)
+				continue
+			}
+			if route := passthroughRoute(h); route != nil {
+				h.Passthrough, h.PassthroughOwner = route, c
+				continue
+			}
+			e.note(c, InvalidAnnotation, "ssl-passthrough is ignored for host %s: no served path / (nor a default backend of the object that created the host) names the Service its TLS connections would go to, as ingress-nginx requires; its TLS connections are terminated", Quote(r.Host))
+		}
+	}
+}
+
+// passthroughRoute is the route of the host's path "/" with a backend (the
+// oldest), else the host's fallback.
+func passthroughRoute(h *Host) *Route {
+	for _, r := range h.Routes {
+		if r.written == "/" && r.Backend != nil && len(r.Match.Headers) == 0 && len(r.Match.Cookies) == 0 {
+			return r
+		}
+	}
+	if h.Fallback != nil && h.Fallback.Backend != nil {
+		return h.Fallback
+	}
+	return nil
 }
 
 // matchKey identifies what a match selects, as config validation does: a

@@ -98,6 +98,15 @@ func (r *rendering) application(m *Model, h *Host) {
 			KeyFile:  r.file(h.Cert.KeyPEM, ".key"),
 		}
 	}
+	if pt := h.Passthrough; pt != nil {
+		// The pool of the path "/" as it is (its scheme and TLS are not
+		// used for spliced connections).
+		if action := r.poolAction(pt.Origin, pt.Backend, pt.Origin.Settings.Pool); action.Pool != "" {
+			app.Passthrough = &config.Passthrough{Pool: action.Pool}
+			r.attribute(fieldPath+".passthrough", h.PassthroughOwner)
+			r.attribute(fieldPath+".passthrough", pt.Origin)
+		}
+	}
 	if h.ClientAuth != nil {
 		app.ClientAuth = r.clientAuth(h.ClientAuth)
 		r.attribute(fieldPath+".client_auth", h.ClientAuthOwner)

@@ -22,6 +22,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/serviceupstream"
 	_ "github.com/ramjet-dev/ramjet/annotations/snippets"
 	_ "github.com/ramjet-dev/ramjet/annotations/sourcerange"
+	_ "github.com/ramjet-dev/ramjet/annotations/sslpassthrough"
 	_ "github.com/ramjet-dev/ramjet/annotations/sslredirect"
 	_ "github.com/ramjet-dev/ramjet/annotations/timeouts"
 	_ "github.com/ramjet-dev/ramjet/annotations/upstreamhashby"

@@ -38,9 +38,6 @@ func init() {
 			ignored("disable-proxy-intercept-errors", registry.RiskLow, registry.ScopeIngress, "false",
 				"stops custom-http-errors from intercepting member errors", "member errors are never intercepted (custom-http-errors is not provided), so there is nothing to turn off"),
 			// TLS.
-			ignored("ssl-passthrough", registry.RiskLow, registry.ScopeHost, "false",
-				"the client's TLS connection handed to the Service undecrypted, with --enable-ssl-passthrough",
-				"TLS passthrough is not provided: ramjetd terminates TLS with the host's certificate (the default certificate when the object names none) and sends plain HTTP to the Service (HTTPS only with backend-protocol: HTTPS), so a member that expects the client's TLS connection fails and never sees client certificates"),
 			ignored("ssl-ciphers", registry.RiskLow, registry.ScopeHost, "",
 				"the TLS cipher suites of the object's hosts", "TLS versions and cipher suites are ramjetd's own (TLS 1.2 and later, Go's default suites) and cannot be changed per host"),
 			ignored("ssl-prefer-server-ciphers", registry.RiskLow, registry.ScopeHost, "",

@@ -56,8 +56,6 @@ func TestApply(t *testing.T) {
 			[]string{p + "mirror-request-body has no counterpart in Ramjet: requests are not mirrored", p + "mirror-target has no counterpart in Ramjet: requests are not mirrored"}},
 		{"tracing", "all", map[string]string{p + "enable-opentelemetry": "true", p + "opentelemetry-operation-name": "HTTP $request_method"},
 			[]string{p + "enable-opentelemetry has no counterpart in Ramjet: no tracing spans are produced", p + "opentelemetry-operation-name has no counterpart"}},
-		{"ssl-passthrough", "all", map[string]string{p + "ssl-passthrough": "true"},
-			[]string{p + "ssl-passthrough has no counterpart in Ramjet: TLS passthrough is not provided: ramjetd terminates TLS"}},
 		{"custom errors and default backend", "all", map[string]string{p + "custom-http-errors": "404,503", p + "default-backend": "errors"},
 			[]string{"custom-http-errors has no counterpart in Ramjet: members' error answers reach the client unchanged",
 				"default-backend has no counterpart in Ramjet: a Service without ready endpoints answers 503 (NoEndpoints)"}},

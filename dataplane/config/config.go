@@ -184,6 +184,15 @@ type Application struct {
 	// HTTPSRedirect answers plain-HTTP requests with a 308 to HTTPS, except
 	// on routes under /.well-known/acme-challenge/. A route may override it.
 	HTTPSRedirect bool `yaml:"https_redirect,omitempty" json:"https_redirect,omitempty"`
+	// Passthrough, when set, splices the TLS connections of the
+	// application's domains to a pool without terminating them: on the TLS
+	// listeners that serve the application, a connection whose ClientHello
+	// names (SNI) a host the application serves, by the routing rules
+	// (exact name, then wildcards), is streamed to a member untouched. The
+	// routes still serve the plain-HTTP listeners, and the TLS connections
+	// without a server name or with a ClientHello that cannot be read.
+	// Nil terminates TLS.
+	Passthrough *Passthrough `yaml:"passthrough,omitempty" json:"passthrough,omitempty"`
 	// AppRoot answers a request for exactly "/" of any of the application's
 	// domains with a 302 to this path on the same scheme and host, before
 	// any route runs (nginx's app-root).
@@ -194,6 +203,19 @@ type Application struct {
 	// DefaultRoute answers requests that match no route. Nil falls back to
 	// the tenant's default route.
 	DefaultRoute *DefaultRoute `yaml:"default_route,omitempty" json:"default_route,omitempty"`
+}
+
+// Passthrough is where the TLS connections of an application go undecrypted
+// (ingress-nginx's ssl-passthrough).
+type Passthrough struct {
+	// Pool names the pool of the tenant whose members receive the
+	// connections, balanced by its balance (hash balancing hashes the
+	// client address) and dialled within its connect_timeout. Its scheme
+	// and tls are not used: the bytes are the client's. Required.
+	Pool string `yaml:"pool" json:"pool"`
+	// IdleTimeout closes a spliced connection over which nothing went
+	// either way for this long. Zero means 1h.
+	IdleTimeout Duration `yaml:"idle_timeout,omitempty" json:"idle_timeout,omitempty"`
 }
 
 // CertificateFiles names a PEM certificate chain and its private key.

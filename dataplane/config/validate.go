@@ -28,6 +28,7 @@ const (
 	MaxRetries                       = 10
 	DefaultConnectTimeout            = 5 * time.Second
 	DefaultResponseTimeout           = 60 * time.Second
+	DefaultPassthroughIdleTimeout    = time.Hour
 	DefaultAffinityCookie            = "INGRESSCOOKIE"
 	MaxMemberWeight                  = 1000
 	MaxNameLength                    = 63
@@ -355,6 +356,16 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 	}
 	if app.SNIGroup != "" {
 		l.addErr(path+".sni_group", ValidateName(app.SNIGroup))
+	}
+	if pt := app.Passthrough; pt != nil {
+		if pt.Pool == "" {
+			l.add(path+".passthrough.pool", "is required")
+		} else {
+			t.checkPoolRef(l, path+".passthrough.pool", pt.Pool)
+		}
+		if pt.IdleTimeout < 0 {
+			l.add(path+".passthrough.idle_timeout", "must not be negative")
+		}
 	}
 	firstWithMatch := map[string]int{}
 	budget.application = 0

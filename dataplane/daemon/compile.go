@@ -47,6 +47,9 @@ type generation struct {
 	certs   map[string]*certs.Store // by TLS listener name
 	trusted []netip.Prefix
 	pools   map[string]*upstream.Pool
+	// passthrough names the TLS listeners that peek ClientHellos, since
+	// an application they serve has a passthrough.
+	passthrough map[string]bool
 	// bodyTimeout bounds each read of a request body.
 	bodyTimeout time.Duration
 	// variants are the transports of routes with their own timeouts.
@@ -94,6 +97,9 @@ type application struct {
 	clientAuth *clientcert.Policy
 	// sniGroup is the application's sni_group.
 	sniGroup string
+	// passthrough splices the application's TLS connections; nil
+	// terminates them.
+	passthrough *passthrough
 }
 
 // notFoundRoute answers requests that match a domain but no route, when
@@ -146,6 +152,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 		trusted: trustedPrefixes(cfg.Server.TrustedProxies),
 		pools:   c.pools,
 
+		passthrough: passthroughListeners(cfg),
 		bodyTimeout: cfg.Server.Limits.ReadBodyTimeout.Or(config.DefaultReadBodyTimeout),
 		variants:    c.variants,
 		authFiles:   c.authFiles,
@@ -266,6 +273,9 @@ func (c *compiler) buildSites() []router.Site[*route] {
 		info := &application{tenant: tname, name: aname, requests: c.d.metrics.RequestCounters(tname, aname), sniGroup: app.SNIGroup}
 		if app.ClientAuth != nil {
 			info.clientAuth = c.clientAuth(path+".client_auth", app.ClientAuth)
+		}
+		if app.Passthrough != nil {
+			info.passthrough = c.compilePassthrough(tname, aname, app.Passthrough)
 		}
 		site := router.Site[*route]{Domains: app.Domains, Scopes: app.Listeners}
 		for i, r := range app.Routes {

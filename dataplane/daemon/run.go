@@ -202,7 +202,11 @@ func (d *Daemon) serveListener(name string, cfg *config.Listener, inner net.List
 			GetCertificate: d.certificateFor(name),
 		}
 		tlsConfig.GetConfigForClient = d.handshakeFor(name, tlsConfig)
-		ln = listener.TLS(inner, tlsConfig, lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout), guard)
+		ln = listener.NewTLS(inner, tlsConfig, listener.TLSOptions{
+			HandshakeTimeout: lim.ReadHeaderTimeout.Or(config.DefaultReadHeaderTimeout),
+			Guard:            guard,
+			Passthrough:      passthroughHook{d: d, listener: name},
+		})
 	}
 	handler := &entry{d: d, listener: name, tls: cfg.TLS != nil, port: port, sendTimeout: guard.SendTimeout}
 	srv := &http.Server{

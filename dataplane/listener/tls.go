@@ -26,6 +26,23 @@ type TLSOptions struct {
 	// handshake (naming the client's address), from the handshake's
 	// goroutine. Handshakes cut short by Close are not reported.
 	OnHandshakeError func(error)
+	// Passthrough, if not nil, may take connections before their
+	// handshake, by the server name of their ClientHello.
+	Passthrough Passthrough
+}
+
+// Passthrough takes TLS connections whose ClientHello names one of its
+// hosts before the listener terminates them.
+type Passthrough interface {
+	// Active reports whether any host is taken now. When it is not, the
+	// listener reads no ClientHello before the handshake.
+	Active() bool
+	// Splice takes conn, whose reads start again with the ClientHello,
+	// when serverName is one of its hosts, and reports whether it did.
+	// It must not block: the connection is then no longer the
+	// listener's, neither for Accept nor for Close, and its deadline is
+	// still the handshake's.
+	Splice(serverName string, conn net.Conn) bool
 }
 
 // TLS is NewTLS with the given handshake timeout and Guard limits and no
@@ -127,13 +144,36 @@ func (l *tlsListener) handshake(raw net.Conn) {
 	if d := l.opts.HandshakeTimeout; d > 0 {
 		raw.SetDeadline(time.Now().Add(d))
 	}
-	tc := tls.Server(raw, l.cfg)
+	conn := raw
+	if pt := l.opts.Passthrough; pt != nil && pt.Active() {
+		var spliced bool
+		if conn, spliced = l.peek(raw, pt); spliced {
+			return
+		}
+	}
+	tc := tls.Server(conn, l.cfg)
 	if err := tc.HandshakeContext(l.ctx); err != nil {
 		l.refuse(tc, err)
 		return
 	}
 	raw.SetDeadline(time.Time{})
 	l.deliver(accepted{conn: l.wrap(tc)})
+}
+
+// peek reads the ClientHello of raw, within the handshake's deadline, and
+// offers the connection to pt when it names a server. It returns the
+// connection the handshake reads instead (which replays what peek read)
+// unless pt took it. A ClientHello that cannot be read, or names no
+// server, goes to the handshake, which then fails or serves the default.
+func (l *tlsListener) peek(raw net.Conn, pt Passthrough) (net.Conn, bool) {
+	stop := context.AfterFunc(l.ctx, func() { raw.Close() })
+	name, head, err := PeekServerName(raw, MaxClientHelloBytes)
+	stop()
+	replay := NewReplayConn(raw, head)
+	if err == nil && l.ctx.Err() == nil && pt.Splice(name, replay) {
+		return nil, true
+	}
+	return replay, false
 }
 
 // wrap returns a Guard around tc when it carries HTTP/1.x, else tc, which

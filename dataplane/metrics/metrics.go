@@ -29,6 +29,8 @@ type Metrics struct {
 
 	requests        *prometheus.CounterVec
 	upstreamLatency *prometheus.HistogramVec
+	passConns       *prometheus.CounterVec
+	passBytes       *prometheus.CounterVec
 
 	// InFlight counts requests being served.
 	InFlight prometheus.Gauge
@@ -105,6 +107,14 @@ func New() *Metrics {
 			Name: "ramjet_lingering_closes_total",
 			Help: "Connections closed after an answer sent before the request body was read, by how the drain of the body ended: client_closed, quiet (nothing for lingering_timeout) or time_up (lingering_time).",
 		}, []string{"end"}),
+		passConns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ramjet_passthrough_connections_total",
+			Help: "TLS connections spliced to a member undecrypted (ssl-passthrough), by tenant, application and result (spliced, or failed: no member could be connected to).",
+		}, []string{"tenant", "application", "result"}),
+		passBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ramjet_passthrough_bytes_total",
+			Help: "Bytes of spliced TLS connections, by tenant, application and direction (in: from the client to the member, out: from the member to the client).",
+		}, []string{"tenant", "application", "direction"}),
 		appCounters: map[[2]string]*[6]prometheus.Counter{},
 	}
 	externalAuth := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -118,7 +128,7 @@ func New() *Metrics {
 		}
 	}
 	m.Registry.MustRegister(
-		m.requests, m.upstreamLatency, m.InFlight, m.Reloads, m.ReloadFailures,
+		m.requests, m.upstreamLatency, m.passConns, m.passBytes, m.InFlight, m.Reloads, m.ReloadFailures,
 		m.Generation, m.LastReload, m.MemberUpdates, m.SendTimeouts, m.LingeringCloses, externalAuth,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -140,6 +150,23 @@ func (m *Metrics) RequestCounters(tenant, application string) *[6]prometheus.Cou
 	}
 	m.appCounters[key] = &c
 	return &c
+}
+
+// Passthrough are the counters of one application's spliced connections.
+type Passthrough struct {
+	Spliced, Failed prometheus.Counter
+	In, Out         prometheus.Counter
+}
+
+// PassthroughCounters returns the spliced-connection counters of one
+// application. Forget drops them with the application's request counters.
+func (m *Metrics) PassthroughCounters(tenant, application string) *Passthrough {
+	return &Passthrough{
+		Spliced: m.passConns.WithLabelValues(tenant, application, "spliced"),
+		Failed:  m.passConns.WithLabelValues(tenant, application, "failed"),
+		In:      m.passBytes.WithLabelValues(tenant, application, "in"),
+		Out:     m.passBytes.WithLabelValues(tenant, application, "out"),
+	}
 }
 
 // UpstreamLatency returns the latency histogram of a pool.
@@ -167,6 +194,8 @@ func (m *Metrics) Forget(oldApps, newApps [][2]string, oldPools, newPools []stri
 	for _, a := range oldApps {
 		if !keep[a] {
 			m.requests.DeletePartialMatch(prometheus.Labels{"tenant": a[0], "application": a[1]})
+			m.passConns.DeletePartialMatch(prometheus.Labels{"tenant": a[0], "application": a[1]})
+			m.passBytes.DeletePartialMatch(prometheus.Labels{"tenant": a[0], "application": a[1]})
 			delete(m.appCounters, a)
 		}
 	}

@@ -84,6 +84,11 @@ type ConnTracker struct {
 // NewConnTracker returns an empty tracker.
 func NewConnTracker() *ConnTracker { return &ConnTracker{conns: map[net.Conn]struct{}{}} }
 
+// Track keeps c until untrack is called, so that shutdown waits for it
+// and then closes it, as it does upgraded connections (spliced TLS
+// connections use it).
+func (t *ConnTracker) Track(c net.Conn) (untrack func()) { return t.track(c) }
+
 func (t *ConnTracker) track(c net.Conn) (untrack func()) {
 	t.mu.Lock()
 	t.conns[c] = struct{}{}

@@ -12,6 +12,7 @@
 package upstream
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/binary"
@@ -19,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -60,8 +62,20 @@ type Pool struct {
 	Latency Observer
 
 	members  *atomic.Pointer[balancer.Set]
+	dialer   *memberDialer
 	settings transportSettings
 	files    tlsFiles
+}
+
+// Dial connects to one member's address for a spliced connection, within
+// the pool's connect_timeout and under the address rule for names (see
+// memberDialer). Its error is a *DialError.
+func (p *Pool) Dial(ctx context.Context, address string) (net.Conn, error) {
+	c, err := p.dialer.dial(ctx, "tcp", address)
+	if err != nil {
+		return nil, &DialError{Address: address, Err: err}
+	}
+	return c, nil
 }
 
 // Members returns the current member set.
@@ -113,6 +127,7 @@ func (s *State) Build(name string, cfg *config.Pool) (*Pool, error) {
 		Stats:     s.poolStatsFor(name),
 		settings:  settings,
 		files:     files,
+		dialer:    newMemberDialer(settings.connectTimeout, settings.sendTimeout),
 	}
 	p.Algorithm, p.Hash = s.algorithm(name, cfg)
 	if old := s.committed[name]; old != nil && old.Source == config.MembersAPI && p.Source == config.MembersAPI {

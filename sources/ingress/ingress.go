@@ -61,6 +61,10 @@ type Options struct {
 	// LimitStatus is --limit-status-code: the status of the requests the
 	// rate-limit family's limits refuse. Zero means DefaultLimitStatus.
 	LimitStatus int
+	// SSLPassthrough serves ssl-passthrough (--enable-ssl-passthrough);
+	// false ignores the key with a finding, as ingress-nginx does without
+	// the flag.
+	SSLPassthrough bool
 	// Annotations are the enabled families.
 	Annotations registry.Selection
 	// AssumeClasses are class names (ingressClassName or the annotation)
@@ -116,6 +120,7 @@ func (t *translation) run() *core.Contribution {
 	if t.rewritesAPath() {
 		t.c.Settings.Regex = true
 	}
+	t.sslPassthrough()
 	t.backendTLS()
 	t.limitStatus()
 	t.globalAuth()
@@ -127,6 +132,18 @@ func (t *translation) run() *core.Contribution {
 		t.c.DefaultBackend = t.backend(b, "spec.defaultBackend")
 	}
 	return t.c
+}
+
+// sslPassthrough drops ssl-passthrough when the controller does not serve
+// it (no --enable-ssl-passthrough): ingress-nginx then terminates the
+// host's TLS connections too.
+func (t *translation) sslPassthrough() {
+	if !t.c.Settings.SSLPassthrough || t.opts.SSLPassthrough {
+		return
+	}
+	t.c.Settings.SSLPassthrough = false
+	t.note(core.UnknownAnnotation, "%sssl-passthrough is ignored: the controller runs without --enable-ssl-passthrough (chart value ingressController.enableSSLPassthrough), "+
+		"so the TLS connections of the object's hosts are terminated with their certificate and the requests proxied as the other annotations say", registry.Prefix)
 }
 
 // canaryKey marks a canary Ingress.

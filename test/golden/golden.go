@@ -138,6 +138,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	backendTLSVerify := fs.String("backend-tls-verify", string(ingress.VerifyAlways), "")
 	globalAuthURL := fs.String("global-auth-url", "", "")
 	limitStatus := fs.Int("limit-status-code", ingress.DefaultLimitStatus, "")
+	sslPassthrough := fs.Bool("enable-ssl-passthrough", false, "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
@@ -159,7 +160,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 		Inputs: []input.Input{&ingress.Input{Options: ingress.Options{
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
-			BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: *limitStatus,
+			BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: *limitStatus, SSLPassthrough: *sslPassthrough,
 		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 		AllowExternalName: *externalName,
