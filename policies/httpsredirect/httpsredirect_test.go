@@ -14,8 +14,8 @@ func TestServe(t *testing.T) {
 		name         string
 		scheme       string // exchange.Request.Scheme
 		host         string
-		target       string // request target as the client sent it
-		path         string // normalised path, as routing sets it
+		target       string  // request target as the client sent it
+		path         string  // normalised path, as routing sets it
 		handler      Handler // the redirect's shape; Next is set by the test
 		wantStatus   int
 		wantLocation string
