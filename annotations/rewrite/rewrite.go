@@ -26,7 +26,7 @@ func init() {
 					"A target with . or .. segments (/../admin, also percent-encoded) is invalid, as such a path is in a rule: ingress-nginx sends it as written, and the member resolves it to a path the route does not serve. " +
 					"The submatches are those of the route's own match, anchored at the start; nginx matches the path again, unanchored, which differs only for paths that match at several places."},
 			{Name: "x-forwarded-prefix", Validate: validateForwardedPrefix, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
-				Doc: "With a rewrite-target that rewrites the path, sends X-Forwarded-Prefix with this value to the member in place of the client's; $1..$9 are the submatches of the path, as in the target. Paths that are not rewritten (no rewrite-target, or a target equal to the path) get none of their own, as in ingress-nginx: the client's passes.",
+				Doc:     "With a rewrite-target that rewrites the path, sends X-Forwarded-Prefix with this value to the member in place of the client's; $1..$9 are the submatches of the path, as in the target. Paths that are not rewritten (no rewrite-target, or a target equal to the path) get none of their own, as in ingress-nginx: the client's passes.",
 				Differs: "Only $1..$9 are replaced: a value with another $ (nginx variables such as $host) is invalid. A value holding a submatch the path does not have sends no header instead of an empty one (nginx sends none either) but then lets the client's through."},
 			{Name: "use-regex", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeHost, Default: "false",
 				Doc: "Makes the paths regexes (case-insensitive, anchored at the start), Exact ones included; the owning namespace switches the whole host.",

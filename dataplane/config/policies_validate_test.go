@@ -132,7 +132,9 @@ func TestValidatePolicies(t *testing.T) {
 			[]wantErr{{P + ".rewrite", "path, path_prefix or host is required"}}},
 		{"rewrite forwarded_prefix without path", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "b.test", ForwardedPrefix: "/api"} },
 			[]wantErr{{P + ".rewrite.forwarded_prefix", "requires path"}}},
-		{"rewrite forwarded_prefix with a line break", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/", ForwardedPrefix: "/a\nX-Evil: 1"} },
+		{"rewrite forwarded_prefix with a line break", func(c *config.Config) {
+			policies(c).Rewrite = &config.Rewrite{Path: "/", ForwardedPrefix: "/a\nX-Evil: 1"}
+		},
 			[]wantErr{{P + ".rewrite.forwarded_prefix", "must not hold control characters"}}},
 		{"rewrite forwarded_prefix submatch on a prefix route", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/", ForwardedPrefix: "/$1"} },
 			[]wantErr{{P + ".rewrite.forwarded_prefix", "$1..$9 refer to the submatches of a regex route"}}},
