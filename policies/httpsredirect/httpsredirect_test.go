@@ -82,3 +82,14 @@ func TestServe(t *testing.T) {
 		})
 	}
 }
+
+func BenchmarkRedirectTarget(b *testing.B) {
+	h := New(&config.HTTPSRedirectTarget{TrimTrailingSlash: true, Port: 443}, nil)
+	x := &exchange.Request{HTTP: httptest.NewRequest(http.MethodGet, "/a/b/", nil), Scheme: "http"}
+	x.HTTP.Host = "example.com:8080"
+	w := httptest.NewRecorder()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Serve(w, x)
+	}
+}
