@@ -153,6 +153,14 @@ type Settings struct {
 	// ForceSSLRedirect redirects even without TLS.
 	SSLRedirect      *bool
 	ForceSSLRedirect bool
+	// PreserveTrailingSlash keeps a trailing "/" in the HTTPS redirect's
+	// target (preserve-trailing-slash); without it one is removed, as
+	// ingress-nginx does. PortInRedirects writes the HTTPS port, 443, in
+	// that target (use-port-in-redirects).
+	PreserveTrailingSlash, PortInRedirects bool
+	// NoAccessLog leaves the contribution's requests out of the access
+	// log (enable-access-log: "false").
+	NoAccessLog bool
 	// Redirect answers every path with a redirect instead of proxying.
 	Redirect *config.Redirect
 	// Policies are the route policies; BasicAuth below supplies the file.

@@ -123,6 +123,10 @@ func (r *rendering) application(m *Model, h *Host) {
 		app.Routes = append(app.Routes, main)
 	}
 	app.DefaultRoute = r.defaultRoute(m, h, fieldPath)
+	if redirects(app) {
+		target := *ingressRedirectTarget
+		app.HTTPSRedirectTarget = &target
+	}
 	r.tenant.Applications[name] = app
 }
 
@@ -146,9 +150,14 @@ func (r *rendering) defaultRoute(m *Model, h *Host, fieldPath string) *config.De
 func (r *rendering) route(h *Host, route *Route) *config.Route {
 	c := route.Origin
 	out := &config.Route{Match: route.Match}
-	if redirect := httpsRedirect(h, route); redirect != h.TLS {
+	redirect := httpsRedirect(h, route)
+	if redirect != h.TLS {
 		out.HTTPSRedirect = &redirect
 	}
+	if t := redirectTarget(c); redirect && *t != *ingressRedirectTarget {
+		out.HTTPSRedirectTarget = t
+	}
+	out.NoAccessLog = c.Settings.NoAccessLog
 	switch {
 	case route.Backend == nil:
 		out.Action = notServed()
@@ -180,6 +189,22 @@ func httpsRedirect(h *Host, route *Route) bool {
 	return h.TLS
 }
 
+// ingressRedirectTarget is the shape of ingress-nginx's HTTPS redirect
+// without preserve-trailing-slash and use-port-in-redirects: one trailing
+// slash removed, no port. The applications of Ingress hosts that redirect
+// have it; a route whose object asks for another has its own.
+var ingressRedirectTarget = &config.HTTPSRedirectTarget{TrimTrailingSlash: true}
+
+// redirectTarget is the HTTPS redirect target an object asks for. The port
+// is ingress-nginx's default HTTPS port (its --https-port).
+func redirectTarget(c *Contribution) *config.HTTPSRedirectTarget {
+	t := &config.HTTPSRedirectTarget{TrimTrailingSlash: !c.Settings.PreserveTrailingSlash}
+	if c.Settings.PortInRedirects {
+		t.Port = 443
+	}
+	return t
+}
+
 func notServed() config.Action {
 	return config.Action{Respond: &config.Respond{Status: 404, Body: notServedBody}}
 }
@@ -200,9 +225,14 @@ func (r *rendering) policies(c *Contribution, route *Route) *config.Policies {
 		rw := *p.Rewrite
 		switch {
 		case !NeedsRewrite(rw.Path, route.written):
-			rw.Path = ""
+			// X-Forwarded-Prefix goes only with a rewritten path, as
+			// ingress-nginx writes it in its rewrite branch.
+			rw.Path, rw.ForwardedPrefix = "", ""
 		case rw.UsesCaptures():
 			rw.Path = emptyMissingGroups(rw.Path, route.Match.Path.Regex)
+			if rw.ForwardedPrefix != "" {
+				rw.ForwardedPrefix = dropMissingGroups(rw.ForwardedPrefix, route.Match.Path.Regex)
+			}
 		}
 		p.Rewrite = &rw
 		if rw == (config.Rewrite{}) {
@@ -221,8 +251,17 @@ func (r *rendering) policies(c *Contribution, route *Route) *config.Policies {
 func NeedsRewrite(target, path string) bool { return target != "" && target != path }
 
 // emptyMissingGroups removes the $N of a rewrite target that the route's
-// regex ("" for none) does not have.
+// regex ("" for none) does not have; a target left empty is "/".
 func emptyMissingGroups(target, regex string) string {
+	if out := dropMissingGroups(target, regex); out != "" {
+		return out
+	}
+	return "/"
+}
+
+// dropMissingGroups removes the $N of a template that the route's regex
+// ("" for none) does not have.
+func dropMissingGroups(target, regex string) string {
 	groups := 0
 	if regex != "" {
 		re, err := config.CompilePathRegex(regex)
@@ -231,16 +270,12 @@ func emptyMissingGroups(target, regex string) string {
 		}
 		groups = re.NumSubexp()
 	}
-	out := captureRefs.ReplaceAllStringFunc(target, func(ref string) string {
+	return captureRefs.ReplaceAllStringFunc(target, func(ref string) string {
 		if int(ref[1]-'0') <= groups {
 			return ref
 		}
 		return ""
 	})
-	if out == "" {
-		return "/"
-	}
-	return out
 }
 
 func isZeroPolicies(p *config.Policies) bool {
@@ -317,4 +352,18 @@ func (r *rendering) conflict(c *Contribution, format string, args ...any) {
 		return
 	}
 	r.findings = append(r.findings, Finding{Object: c.Origin, Reason: PathConflict, Message: fmt.Sprintf(format, args...)})
+}
+
+// redirects reports whether an application or one of its routes has the
+// HTTPS redirect.
+func redirects(app *config.Application) bool {
+	if app.HTTPSRedirect {
+		return true
+	}
+	for _, r := range app.Routes {
+		if r.HTTPSRedirect != nil && *r.HTTPSRedirect {
+			return true
+		}
+	}
+	return false
 }

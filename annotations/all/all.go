@@ -3,6 +3,7 @@
 package all
 
 import (
+	_ "github.com/ramjet-dev/ramjet/annotations/accesslog"
 	_ "github.com/ramjet-dev/ramjet/annotations/affinity"
 	_ "github.com/ramjet-dev/ramjet/annotations/authtls"
 	_ "github.com/ramjet-dev/ramjet/annotations/backendprotocol"

@@ -48,8 +48,6 @@ func init() {
 			ignored("from-to-www-redirect", registry.RiskLow, registry.ScopeHost, "false",
 				"redirects www.<host> to <host>, or the reverse", "there is no redirect between <host> and www.<host>: requests for the name the object has no rule for are not routed to it"),
 			// Headers and proxying.
-			ignored("x-forwarded-prefix", registry.RiskMedium, registry.ScopeIngress, "",
-				"the X-Forwarded-Prefix header sent with rewritten requests", "no X-Forwarded-Prefix header is set (one the client sends reaches the member unchanged)"),
 			ignored("connection-proxy-header", registry.RiskLow, registry.ScopeIngress, "",
 				"the Connection header sent to members", "ramjetd sets the Connection header to members itself (keep-alive connections; upgrades such as WebSocket are passed through)"),
 			ignored("custom-headers", registry.RiskMedium, registry.ScopeIngress, "",
@@ -63,8 +61,6 @@ func init() {
 			ignored("fastcgi-params-configmap", registry.RiskMedium, registry.ScopeIngress, "",
 				"the FastCGI parameters of backend-protocol: FCGI, from a ConfigMap", noFastCGI),
 			// Logs, mirroring, tracing, metrics.
-			ignored("enable-access-log", registry.RiskLow, registry.ScopeIngress, "true",
-				"false turns nginx's access log off for the object's paths", "access logging is ramjetd's server-wide access_log setting; it is not turned on or off per object"),
 			ignored("enable-rewrite-log", registry.RiskLow, registry.ScopeIngress, "false",
 				"logs nginx's rewrite decisions", "rewrites are not logged"),
 			wildcard("mirror-", registry.RiskHigh, registry.ScopeIngress,

@@ -1,5 +1,5 @@
-// Package rewrite is the rewrite family: rewrite-target, use-regex and
-// app-root. A rewrite target, or use-regex, makes the object's paths
+// Package rewrite is the rewrite family: rewrite-target (with
+// x-forwarded-prefix), use-regex and app-root. A rewrite target, or use-regex, makes the object's paths
 // regexes and, for the namespace that owns the host, switches the whole host
 // to regex matching, as in ingress-nginx.
 package rewrite
@@ -25,6 +25,9 @@ func init() {
 				Differs: "Only $1..$9 are replaced: a target with another $ (nginx variables such as $host or $request_uri) is invalid, as is one with ? or # (as in ingress-nginx since v1.12). " +
 					"A target with . or .. segments (/../admin, also percent-encoded) is invalid, as such a path is in a rule: ingress-nginx sends it as written, and the member resolves it to a path the route does not serve. " +
 					"The submatches are those of the route's own match, anchored at the start; nginx matches the path again, unanchored, which differs only for paths that match at several places."},
+			{Name: "x-forwarded-prefix", Validate: validateForwardedPrefix, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
+				Doc:     "With a rewrite-target that rewrites the path, sends X-Forwarded-Prefix with this value to the member in place of the client's; $1..$9 are the submatches of the path, as in the target. Paths that are not rewritten (no rewrite-target, or a target equal to the path) get none of their own, as in ingress-nginx: the client's passes.",
+				Differs: "Only $1..$9 are replaced: a value with another $ (nginx variables such as $host) is invalid. A value holding a submatch the path does not have sends no header instead of an empty one (nginx sends none either) but then lets the client's through."},
 			{Name: "use-regex", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeHost, Default: "false",
 				Doc: "Makes the paths regexes (case-insensitive, anchored at the start), Exact ones included; the owning namespace switches the whole host.",
 				Differs: "Regexes are RE2 (no lookaround or backreferences) and every alternative is anchored. A regex path holding a control character (a line break, a tab) is not served, as any other path (nginx would match it against the decoded path). Only the namespace that owns the host switches it to regex mode, " +
@@ -43,6 +46,11 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	regex := registry.IsTrue(values["use-regex"])
 	target := strings.TrimSpace(values["rewrite-target"])
 	appRoot := strings.TrimSpace(values["app-root"])
+	prefix := strings.TrimSpace(values["x-forwarded-prefix"])
+	if prefix != "" && target == "" {
+		ctx.Note(core.UnknownAnnotation, "%sx-forwarded-prefix: %s has no effect without a (valid) rewrite-target: the header goes only with a rewritten path, as in ingress-nginx", registry.Prefix, core.Quote(prefix))
+		prefix = ""
+	}
 	return func(s *core.Settings) {
 		// A rewrite-target makes the object's paths regexes too, except
 		// where it equals the path: the input decides, knowing the paths.
@@ -54,6 +62,7 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 				s.Policies.Rewrite = &config.Rewrite{}
 			}
 			s.Policies.Rewrite.Path = target
+			s.Policies.Rewrite.ForwardedPrefix = prefix
 		}
 		if appRoot != "" {
 			s.AppRoot = appRoot
@@ -82,6 +91,25 @@ func validateTarget(v string) error {
 	}
 	return nil
 }
+
+// validateForwardedPrefix accepts ingress-nginx's characters for the
+// header (letters, digits, - . _ ~ / : and $1..$9), refusing other $
+// as a target does.
+func validateForwardedPrefix(v string) error {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		return fmt.Errorf("must not be empty")
+	case !forwardedPrefixChars.MatchString(v):
+		return fmt.Errorf("%s may hold only letters, digits, - . _ ~ / : and $1..$9", core.Quote(v))
+	case strayDollar.MatchString(v):
+		return fmt.Errorf("%s: only $1..$9 (the submatches of the path) are replaced; nginx variables such as $host are not available", core.Quote(v))
+	}
+	return nil
+}
+
+// forwardedPrefixChars is ingress-nginx's RegexPathWithCapture.
+var forwardedPrefixChars = regexp.MustCompile(`^[-._~a-zA-Z0-9/:$]*$`)
 
 // hasDotSegment reports whether a path has a "." or ".." segment, written
 // as such or percent-encoded ("%2e%2E"), as a route path may not.

@@ -17,6 +17,7 @@ const (
 	regex   = p + "use-regex"
 	appRoot = p + "app-root"
 	vhost   = p + "upstream-vhost"
+	xfp     = p + "x-forwarded-prefix"
 )
 
 func TestApply(t *testing.T) {
@@ -56,6 +57,19 @@ func TestApply(t *testing.T) {
 		{"percent-encoded dot-segments", map[string]string{target: "/%2e%2E/admin"}, false, nil, "", []string{`must not hold . or .. segments`}},
 		{"dots inside a segment are a name", map[string]string{target: "/v1.2/..x/$1"}, false, &config.Rewrite{Path: "/v1.2/..x/$1"}, "", nil},
 		{"invalid target keeps use-regex", map[string]string{target: "x", regex: "true"}, true, nil, "", []string{`rewrite-target: "x" must start with /`}},
+
+		{"x-forwarded-prefix", map[string]string{target: "/$2", xfp: "/api"}, false, &config.Rewrite{Path: "/$2", ForwardedPrefix: "/api"}, "", nil},
+		{"x-forwarded-prefix with a submatch", map[string]string{target: "/$2", xfp: " /$1 "}, false, &config.Rewrite{Path: "/$2", ForwardedPrefix: "/$1"}, "", nil},
+		{"x-forwarded-prefix without rewrite-target", map[string]string{xfp: "/api"}, false, nil, "",
+			[]string{`UnknownAnnotation: nginx.ingress.kubernetes.io/x-forwarded-prefix: "/api" has no effect without a (valid) rewrite-target`}},
+		{"x-forwarded-prefix with an invalid target", map[string]string{target: "x", xfp: "/api"}, false, nil, "",
+			[]string{`rewrite-target: "x" must start with /`, `x-forwarded-prefix: "/api" has no effect`}},
+		{"x-forwarded-prefix nginx variable", map[string]string{target: "/", xfp: "/$host"}, false, &config.Rewrite{Path: "/"}, "",
+			[]string{`InvalidAnnotation: nginx.ingress.kubernetes.io/x-forwarded-prefix: "/$host": only $1..$9 (the submatches of the path) are replaced; nginx variables such as $host are not available; the key is ignored`}},
+		{"x-forwarded-prefix characters", map[string]string{target: "/", xfp: "/a b"}, false, &config.Rewrite{Path: "/"}, "",
+			[]string{`x-forwarded-prefix: "/a b" may hold only letters, digits, - . _ ~ / : and $1..$9`}},
+		{"x-forwarded-prefix quote", map[string]string{target: "/", xfp: `/a"`}, false, &config.Rewrite{Path: "/"}, "", []string{`may hold only letters`}},
+		{"x-forwarded-prefix empty", map[string]string{target: "/", xfp: ""}, false, &config.Rewrite{Path: "/"}, "", []string{`x-forwarded-prefix: must not be empty`}},
 
 		{"use-regex true", map[string]string{regex: "true"}, true, nil, "", nil},
 		{"use-regex True, as strconv.ParseBool", map[string]string{regex: "True"}, true, nil, "", nil},

@@ -4,8 +4,9 @@
 // turns that off; force-ssl-redirect redirects on hosts without TLS too
 // (TLS ended in front of Ramjet). Routes that serve ACME HTTP-01 challenges
 // are never redirected. The redirect's target is https://host/path?query
-// as the client sent it: the two keys about the target are honoured only
-// where they ask for what ramjetd does, and reported otherwise.
+// as the client sent it, less one trailing slash unless
+// preserve-trailing-slash is true, with the port 443 written after the
+// host when use-port-in-redirects is true, as ingress-nginx builds it.
 package sslredirect
 
 import (
@@ -20,28 +21,23 @@ func init() {
 		Keys: []registry.Key{
 			{Name: "ssl-redirect", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "true",
 				Doc:     "true: plain-HTTP requests to the object's paths on a TLS host get a 308 to https://host/path?query; false turns that off for the object's paths. Paths under /.well-known/acme-challenge/ are never redirected.",
-				Differs: "ingress-nginx also redirects a host without a TLS entry of its own when a wildcard TLS host covers it; Ramjet redirects only hosts listed under tls. The status is always 308 (ingress-nginx's http-redirect-code ConfigMap key has no counterpart), and the target keeps a trailing slash (see preserve-trailing-slash)."},
+				Differs: "ingress-nginx also redirects a host without a TLS entry of its own when a wildcard TLS host covers it; Ramjet redirects only hosts listed under tls. The status is always 308 (ingress-nginx's http-redirect-code ConfigMap key has no counterpart), and the target drops one trailing slash unless preserve-trailing-slash is true, as ingress-nginx's."},
 			{Name: "force-ssl-redirect", Validate: registry.Bool, Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: "false",
 				Doc:     "true: plain-HTTP requests to the object's paths get the 308 to HTTPS even on hosts without TLS (TLS ended by a load balancer in front); wins over ssl-redirect: false. X-Forwarded-Proto counts only from ramjetd's trusted_proxies.",
-				Differs: "ingress-nginx believes X-Forwarded-Proto with its use-forwarded-headers ConfigMap key, Ramjet from the addresses in ramjetd's trusted_proxies: without them, requests a load balancer forwards over plain HTTP are redirected again and again. The target keeps a trailing slash (see preserve-trailing-slash)."},
+				Differs: "ingress-nginx believes X-Forwarded-Proto with its use-forwarded-headers ConfigMap key, Ramjet from the addresses in ramjetd's trusted_proxies: without them, requests a load balancer forwards over plain HTTP are redirected again and again."},
 			{Name: "preserve-trailing-slash", Validate: registry.Bool, Risk: registry.RiskMedium, Scope: registry.ScopeIngress, Default: "false",
-				Doc:     "The HTTPS redirect always keeps the path as the client sent it, trailing slash included: the behaviour of true. false cannot be honoured and gets a finding.",
-				Differs: "ingress-nginx, without this key or with false, removes one trailing slash from the HTTPS redirect's target (http://h/a/ goes to https://h/a); Ramjet never does, so such requests reach the backend with their slash."},
+				Doc: "true: the HTTPS redirect keeps the path and query as the client sent them; false (the default) removes one slash that ends them, as ingress-nginx does (http://h/a/ goes to https://h/a, http://h/ to https://h; http://h/a/?q=1 keeps its slash)."},
 			{Name: "use-port-in-redirects", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeIngress, Default: "false",
-				Doc:     "The HTTPS redirect never names a port (https://host/path, port 443): the behaviour of false. true cannot be honoured and gets a finding.",
-				Differs: "ingress-nginx with true redirects to https://host:PORT/path, PORT being its HTTPS port, and makes nginx's own absolute redirects name the port; Ramjet's redirect always goes to port 443."},
+				Doc:     "true: the HTTPS redirect names the port, https://host:443/path; false (the default) names none.",
+				Differs: "The port is always 443, ingress-nginx's default HTTPS port: an ingress-nginx started with another --https-port names that one. nginx's own redirects that the key also changes in ingress-nginx (port_in_redirect) are not made by ramjetd: the only redirect ramjetd builds from the request's host is the HTTPS one."},
 		},
 		Parse: parse,
 	})
 }
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
-	if v, ok := values["preserve-trailing-slash"]; ok && !registry.IsTrue(v) {
-		ctx.Note(core.UnknownAnnotation, "%spreserve-trailing-slash: %s has no counterpart in Ramjet: the HTTPS redirect keeps the path as sent, trailing slash included; it is ignored", registry.Prefix, core.Quote(v))
-	}
-	if v, ok := values["use-port-in-redirects"]; ok && registry.IsTrue(v) {
-		ctx.Note(core.UnknownAnnotation, "%suse-port-in-redirects: %s has no counterpart in Ramjet: the HTTPS redirect names no port (https://host/path, port 443); it is ignored", registry.Prefix, core.Quote(v))
-	}
+	preserve := registry.IsTrue(values["preserve-trailing-slash"])
+	port := registry.IsTrue(values["use-port-in-redirects"])
 	force := registry.IsTrue(values["force-ssl-redirect"])
 	var ssl *bool
 	if v, ok := values["ssl-redirect"]; ok {
@@ -51,10 +47,11 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 		}
 		ssl = &on
 	}
-	if ssl == nil && !force {
+	if ssl == nil && !force && !preserve && !port {
 		return nil
 	}
 	return func(s *core.Settings) {
 		s.SSLRedirect, s.ForceSSLRedirect = ssl, force
+		s.PreserveTrailingSlash, s.PortInRedirects = preserve, port
 	}
 }

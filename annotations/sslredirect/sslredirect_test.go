@@ -20,6 +20,8 @@ func TestApply(t *testing.T) {
 		annotations map[string]string
 		ssl         *bool // Settings.SSLRedirect
 		force       bool  // Settings.ForceSSLRedirect
+		preserve    bool  // Settings.PreserveTrailingSlash
+		port        bool  // Settings.PortInRedirects
 		// findings are substrings of the expected findings, in order.
 		findings []string
 	}{
@@ -40,14 +42,12 @@ func TestApply(t *testing.T) {
 			findings: []string{`ssl-redirect: "" is not a boolean`}},
 		{name: "invalid force keeps the default", annotations: map[string]string{prefix + "force-ssl-redirect": "yes", prefix + "ssl-redirect": "false"}, ssl: &off,
 			findings: []string{`InvalidAnnotation: nginx.ingress.kubernetes.io/force-ssl-redirect: "yes" is not a boolean (true or false); the key is ignored`}},
-		{name: "preserve-trailing-slash true is what ramjetd does", annotations: map[string]string{prefix + "preserve-trailing-slash": "true"}},
-		{name: "preserve-trailing-slash false is reported", annotations: map[string]string{prefix + "preserve-trailing-slash": "false"},
-			findings: []string{`UnknownAnnotation: nginx.ingress.kubernetes.io/preserve-trailing-slash: "false" has no counterpart in Ramjet: the HTTPS redirect keeps the path as sent, trailing slash included; it is ignored`}},
+		{name: "preserve-trailing-slash true", annotations: map[string]string{prefix + "preserve-trailing-slash": "true"}, preserve: true},
+		{name: "preserve-trailing-slash false is the default", annotations: map[string]string{prefix + "preserve-trailing-slash": "false"}},
 		{name: "preserve-trailing-slash invalid", annotations: map[string]string{prefix + "preserve-trailing-slash": "always"},
 			findings: []string{`InvalidAnnotation: nginx.ingress.kubernetes.io/preserve-trailing-slash: "always" is not a boolean`}},
-		{name: "use-port-in-redirects false is what ramjetd does", annotations: map[string]string{prefix + "use-port-in-redirects": "false"}},
-		{name: "use-port-in-redirects true is reported", annotations: map[string]string{prefix + "use-port-in-redirects": "true", prefix + "force-ssl-redirect": "true"}, force: true,
-			findings: []string{`UnknownAnnotation: nginx.ingress.kubernetes.io/use-port-in-redirects: "true" has no counterpart in Ramjet: the HTTPS redirect names no port (https://host/path, port 443); it is ignored`}},
+		{name: "use-port-in-redirects false is the default", annotations: map[string]string{prefix + "use-port-in-redirects": "false"}},
+		{name: "use-port-in-redirects true", annotations: map[string]string{prefix + "use-port-in-redirects": "True", prefix + "force-ssl-redirect": "true"}, force: true, port: true},
 		{name: "use-port-in-redirects invalid", annotations: map[string]string{prefix + "use-port-in-redirects": "443"},
 			findings: []string{`use-port-in-redirects: "443" is not a boolean`}},
 	}
@@ -60,6 +60,9 @@ func TestApply(t *testing.T) {
 			}
 			if s.ForceSSLRedirect != tc.force {
 				t.Errorf("ForceSSLRedirect = %v, want %v", s.ForceSSLRedirect, tc.force)
+			}
+			if s.PreserveTrailingSlash != tc.preserve || s.PortInRedirects != tc.port {
+				t.Errorf("PreserveTrailingSlash, PortInRedirects = %v, %v, want %v, %v", s.PreserveTrailingSlash, s.PortInRedirects, tc.preserve, tc.port)
 			}
 			if applied.Refused {
 				t.Error("the object is refused; ssl-redirect never refuses")

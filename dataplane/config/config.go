@@ -193,6 +193,10 @@ type Application struct {
 	// without a server name or with a ClientHello that cannot be read.
 	// Nil terminates TLS.
 	Passthrough *Passthrough `yaml:"passthrough,omitempty" json:"passthrough,omitempty"`
+	// HTTPSRedirectTarget shapes the target of the HTTPS redirect of the
+	// application's default route and of the routes that set none. Nil is
+	// the zero value: https://host/path?query.
+	HTTPSRedirectTarget *HTTPSRedirectTarget `yaml:"https_redirect_target,omitempty" json:"https_redirect_target,omitempty"`
 	// AppRoot answers a request for exactly "/" of any of the application's
 	// domains with a 302 to this path on the same scheme and host, before
 	// any route runs (nginx's app-root).
@@ -305,8 +309,29 @@ type Route struct {
 	Action Action `yaml:"action" json:"action"`
 	// HTTPSRedirect overrides the application's https_redirect when set.
 	HTTPSRedirect *bool `yaml:"https_redirect,omitempty" json:"https_redirect,omitempty"`
+	// HTTPSRedirectTarget overrides the application's
+	// https_redirect_target when set.
+	HTTPSRedirectTarget *HTTPSRedirectTarget `yaml:"https_redirect_target,omitempty" json:"https_redirect_target,omitempty"`
+	// NoAccessLog leaves the route's requests out of the access log
+	// (ingress-nginx's enable-access-log: "false"); false logs them when
+	// server.access_log is on.
+	NoAccessLog bool `yaml:"no_access_log,omitempty" json:"no_access_log,omitempty"`
 	// Policies run before and around the action.
 	Policies *Policies `yaml:"policies,omitempty" json:"policies,omitempty"`
+}
+
+// HTTPSRedirectTarget shapes the address the HTTPS redirect sends a client
+// to. The zero value is https://host/path?query, the host without a port
+// and the path and query as the client sent them.
+type HTTPSRedirectTarget struct {
+	// TrimTrailingSlash removes one "/" that ends the path and query as the
+	// client sent them, as ingress-nginx does unless
+	// preserve-trailing-slash is true: http://h/a/ goes to https://h/a, and
+	// http://h/ to https://h. False keeps them as sent.
+	TrimTrailingSlash bool `yaml:"trim_trailing_slash,omitempty" json:"trim_trailing_slash,omitempty"`
+	// Port, when not zero, is written into the target (https://host:443/a,
+	// ingress-nginx's use-port-in-redirects); 1..65535. Zero names none.
+	Port int `yaml:"port,omitempty" json:"port,omitempty"`
 }
 
 // DefaultRoute is a route without a match: the answer for requests no route

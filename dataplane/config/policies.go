@@ -282,6 +282,12 @@ type Rewrite struct {
 	// It excludes Path, and only a route whose path match is a prefix may
 	// use it.
 	PathPrefix *string `yaml:"path_prefix,omitempty" json:"path_prefix,omitempty"`
+	// ForwardedPrefix, when set, sends the X-Forwarded-Prefix request
+	// header with this value, replacing one the client sent; $1 to $9 are
+	// the submatches of the route's regex, as in Path (ingress-nginx's
+	// x-forwarded-prefix). It requires Path. Empty sends no such header
+	// of its own (one the client sent reaches the member).
+	ForwardedPrefix string `yaml:"forwarded_prefix,omitempty" json:"forwarded_prefix,omitempty"`
 }
 
 // HeaderChanges are applied in order: remove, then set, then add.

@@ -316,8 +316,25 @@ func (b *BasicAuth) validate(l *errorList, path string) {
 // captureRef finds $1..$9 in a rewrite target.
 var captureRef = regexp.MustCompile(`\$[1-9]`)
 
-// UsesCaptures reports whether a rewrite path refers to submatches.
-func (r *Rewrite) UsesCaptures() bool { return r != nil && captureRef.MatchString(r.Path) }
+// UsesCaptures reports whether a rewrite path or forwarded prefix refers
+// to submatches.
+func (r *Rewrite) UsesCaptures() bool {
+	return r != nil && (captureRef.MatchString(r.Path) || captureRef.MatchString(r.ForwardedPrefix))
+}
+
+// validateCaptures checks the $1..$9 of a rewrite template against the
+// route's regex (nil for a route whose path is not one).
+func validateCaptures(l *errorList, path, template string, regex *regexp.Regexp) {
+	if !captureRef.MatchString(template) {
+		return
+	}
+	switch {
+	case regex == nil:
+		l.add(path, "$1..$9 refer to the submatches of a regex route; this route's path is not a regex")
+	case maxCaptureRef(template) > regex.NumSubexp():
+		l.add(path, "$%d refers to a submatch the route's regex does not have (it has %d)", maxCaptureRef(template), regex.NumSubexp())
+	}
+}
 
 func (r *Rewrite) validate(l *errorList, path string, regex *regexp.Regexp) {
 	if r.Path == "" && r.Host == "" && r.PathPrefix == nil {
@@ -335,10 +352,18 @@ func (r *Rewrite) validate(l *errorList, path string, regex *regexp.Regexp) {
 			l.add(path+".path", "must not hold '?' or '#': the query string of the request is kept")
 		case ValidateHeaderValue(r.Path) != nil:
 			l.add(path+".path", "must not hold control characters")
-		case r.UsesCaptures() && regex == nil:
-			l.add(path+".path", "$1..$9 refer to the submatches of a regex route; this route's path is not a regex")
-		case r.UsesCaptures() && maxCaptureRef(r.Path) > regex.NumSubexp():
-			l.add(path+".path", "$%d refers to a submatch the route's regex does not have (it has %d)", maxCaptureRef(r.Path), regex.NumSubexp())
+		default:
+			validateCaptures(l, path+".path", r.Path, regex)
+		}
+	}
+	if r.ForwardedPrefix != "" {
+		switch {
+		case r.Path == "":
+			l.add(path+".forwarded_prefix", "requires path: the header goes with a rewritten path, as in ingress-nginx")
+		case ValidateHeaderValue(r.ForwardedPrefix) != nil:
+			l.add(path+".forwarded_prefix", "must not hold control characters")
+		default:
+			validateCaptures(l, path+".forwarded_prefix", r.ForwardedPrefix, regex)
 		}
 	}
 	if r.Host != "" && !validHostPort(r.Host) {

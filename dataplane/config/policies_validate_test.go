@@ -130,6 +130,22 @@ func TestValidatePolicies(t *testing.T) {
 			[]wantErr{{P + ".max_body", "must be 0 (no limit) or more"}}},
 		{"rewrite empty", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{} },
 			[]wantErr{{P + ".rewrite", "path, path_prefix or host is required"}}},
+		{"rewrite forwarded_prefix without path", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "b.test", ForwardedPrefix: "/api"} },
+			[]wantErr{{P + ".rewrite.forwarded_prefix", "requires path"}}},
+		{"rewrite forwarded_prefix with a line break", func(c *config.Config) {
+			policies(c).Rewrite = &config.Rewrite{Path: "/", ForwardedPrefix: "/a\nX-Evil: 1"}
+		},
+			[]wantErr{{P + ".rewrite.forwarded_prefix", "must not hold control characters"}}},
+		{"rewrite forwarded_prefix submatch on a prefix route", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/", ForwardedPrefix: "/$1"} },
+			[]wantErr{{P + ".rewrite.forwarded_prefix", "$1..$9 refer to the submatches of a regex route"}}},
+		{"rewrite forwarded_prefix submatch the regex lacks", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Regex: "/(api)/.*"}
+			policies(c).Rewrite = &config.Rewrite{Path: "/$1", ForwardedPrefix: "/$2"}
+		}, []wantErr{{P + ".rewrite.forwarded_prefix", "$2 refers to a submatch the route's regex does not have (it has 1)"}}},
+		{"rewrite forwarded_prefix", func(c *config.Config) {
+			match(c).Path = config.PathMatch{Regex: "/(api)/(.*)"}
+			policies(c).Rewrite = &config.Rewrite{Path: "/$2", ForwardedPrefix: "/$1"}
+		}, nil},
 		{"rewrite path_prefix empty strips the prefix", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{PathPrefix: new("")} }, nil},
 		{"rewrite path_prefix relative", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{PathPrefix: new("x")} },
 			[]wantErr{{P + ".rewrite.path_prefix", "must start with /"}}},

@@ -343,6 +343,7 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 	if app.AppRoot != "" {
 		l.addErr(path+".app_root", validateLocalPath(app.AppRoot))
 	}
+	app.HTTPSRedirectTarget.validate(l, path+".https_redirect_target")
 	if app.TLS != nil {
 		if app.TLS.CertFile == "" || app.TLS.KeyFile == "" {
 			l.add(path+".tls", "cert_file and key_file are required")
@@ -394,6 +395,7 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 		}
 		r.Policies.validate(l, rpath+".policies", &r.Action, regex, srv)
 		t.checkMirrorPools(l, rpath+".policies.mirrors", r.Policies)
+		r.HTTPSRedirectTarget.validate(l, rpath+".https_redirect_target")
 		if len(r.Name) > MaxValueLength || strings.ContainsAny(r.Name, "\r\n\x00") {
 			l.add(rpath+".name", "must be at most %d bytes without control characters", MaxValueLength)
 		}
@@ -1029,5 +1031,11 @@ func (a *ClientAuth) validate(l *errorList, path string, hasTLS bool) {
 	if a.SubjectRegex != "" {
 		_, err := CompileSubjectRegex(a.SubjectRegex)
 		l.addErr(path+".subject_regex", err)
+	}
+}
+
+func (t *HTTPSRedirectTarget) validate(l *errorList, path string) {
+	if t != nil && (t.Port < 0 || t.Port > 65535) {
+		l.add(path+".port", "must be 1..65535, or 0 for no port")
 	}
 }

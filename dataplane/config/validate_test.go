@@ -89,6 +89,15 @@ func TestValidateRules(t *testing.T) {
 		want   []wantErr
 	}{
 		{"base is valid", func(c *config.Config) {}, nil},
+		{"https_redirect_target port", func(c *config.Config) {
+			app(c).HTTPSRedirectTarget = &config.HTTPSRedirectTarget{TrimTrailingSlash: true, Port: 443}
+		}, nil},
+		{"https_redirect_target port too large", func(c *config.Config) {
+			app(c).HTTPSRedirectTarget = &config.HTTPSRedirectTarget{Port: 65536}
+		}, []wantErr{{A + ".https_redirect_target.port", "must be 1..65535, or 0 for no port"}}},
+		{"route https_redirect_target port negative", func(c *config.Config) {
+			app(c).Routes[0].HTTPSRedirectTarget = &config.HTTPSRedirectTarget{Port: -1}
+		}, []wantErr{{R0 + ".https_redirect_target.port", "must be 1..65535"}}},
 
 		// server.listeners
 		{"no listeners", func(c *config.Config) { c.Server.Listeners = nil },

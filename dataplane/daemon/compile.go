@@ -87,6 +87,8 @@ func (s tableSet) of(name string) *router.Table[*route] {
 type route struct {
 	handler exchange.Handler
 	app     *application
+	// noAccessLog leaves the route's requests out of the access log.
+	noAccessLog bool
 }
 
 // application carries what every route of an application shares.
@@ -283,11 +285,14 @@ func (c *compiler) buildSites() []router.Site[*route] {
 			if r.HTTPSRedirect != nil {
 				redirect = *r.HTTPSRedirect
 			}
-			host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: redirect && !underACME(r.Match.Path)}
+			host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: redirect && !underACME(r.Match.Path), redirectTarget: app.HTTPSRedirectTarget}
+			if r.HTTPSRedirectTarget != nil {
+				host.redirectTarget = r.HTTPSRedirectTarget
+			}
 			rpath := fmt.Sprintf("%s.routes[%d]", path, i)
 			site.Routes = append(site.Routes, router.Route[*route]{
 				Match:    r.Match,
-				Value:    &route{handler: withClientAuth(info, redirect || underACME(r.Match.Path), c.chain(rpath, r.Match.Path.Prefix, &r.Action, r.Policies, host)), app: info},
+				Value:    &route{handler: withClientAuth(info, redirect || underACME(r.Match.Path), c.chain(rpath, r.Match.Path.Prefix, &r.Action, r.Policies, host)), app: info, noAccessLog: r.NoAccessLog},
 				Captures: r.Policies != nil && r.Policies.Rewrite.UsesCaptures(),
 			})
 		}
@@ -330,6 +335,8 @@ func (c *compiler) clientAuth(path string, cfg *config.ClientAuth) *clientcert.P
 type hostPolicies struct {
 	appRoot       string
 	httpsRedirect bool
+	// redirectTarget shapes the HTTPS redirect's target (nil: as sent).
+	redirectTarget *config.HTTPSRedirectTarget
 }
 
 // underACME reports whether a route serves ACME HTTP-01 challenges, which
@@ -342,7 +349,7 @@ func underACME(p config.PathMatch) bool {
 }
 
 func (c *compiler) defaultHandler(path string, app *config.Application, tname string, t *config.Tenant) exchange.Handler {
-	host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: app.HTTPSRedirect}
+	host := hostPolicies{appRoot: app.AppRoot, httpsRedirect: app.HTTPSRedirect, redirectTarget: app.HTTPSRedirectTarget}
 	switch {
 	case app.DefaultRoute != nil:
 		return c.chain(path+".default_route", "", &app.DefaultRoute.Action, app.DefaultRoute.Policies, host)
@@ -388,7 +395,7 @@ func (c *compiler) chain(path, prefix string, a *config.Action, p *config.Polici
 	case a.Redirect != nil:
 		h = redirect.NewDerived(a.Redirect, prefix)
 	default:
-		h = c.policies(path+".policies", prefix, c.action(a, p), p, host.httpsRedirect)
+		h = c.policies(path+".policies", prefix, c.action(a, p), p, host)
 	}
 	if host.appRoot != "" {
 		h = approot.Handler{Path: host.appRoot, Next: h}
@@ -398,7 +405,7 @@ func (c *compiler) chain(path, prefix string, a *config.Action, p *config.Polici
 
 // policies wraps the action in the policies from HTTPS redirect to header
 // changes, innermost first.
-func (c *compiler) policies(path, prefix string, h exchange.Handler, p *config.Policies, httpsRedirect bool) exchange.Handler {
+func (c *compiler) policies(path, prefix string, h exchange.Handler, p *config.Policies, host hostPolicies) exchange.Handler {
 	if p.RequestHeaders != nil || p.ResponseHeaders != nil {
 		h = headers.New(p.RequestHeaders, p.ResponseHeaders, h)
 	}
@@ -452,8 +459,8 @@ func (c *compiler) policies(path, prefix string, h exchange.Handler, p *config.P
 			h = limit
 		}
 	}
-	if httpsRedirect {
-		h = httpsredirect.Handler{Next: h}
+	if host.httpsRedirect {
+		h = httpsredirect.New(host.redirectTarget, h)
 	}
 	return h
 }

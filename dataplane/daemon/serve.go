@@ -117,7 +117,7 @@ func (e *entry) finish(rt *route, x *exchange.Request, start time.Time, rec *rec
 		status = http.StatusOK
 	}
 	rt.app.requests[metrics.ClassIndex(status)].Inc()
-	if e.d.current.Load().config.Server.AccessLog {
+	if !rt.noAccessLog && e.d.current.Load().config.Server.AccessLog {
 		e.d.log.Info("request", "method", x.HTTP.Method, "host", x.HTTP.Host, "path", x.HTTP.URL.Path,
 			"status", status, "bytes", rec.written, "duration", time.Since(start),
 			"client", x.ClientIP, "tenant", rt.app.tenant, "application", rt.app.name)

@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/dataplane/exchange"
 )
 
@@ -13,12 +14,29 @@ func TestServe(t *testing.T) {
 		name         string
 		scheme       string // exchange.Request.Scheme
 		host         string
-		target       string // request target as the client sent it
-		path         string // normalised path, as routing sets it
+		target       string  // request target as the client sent it
+		path         string  // normalised path, as routing sets it
+		handler      Handler // the redirect's shape; Next is set by the test
 		wantStatus   int
 		wantLocation string
 		wantNext     bool
 	}{
+		{name: "trailing slash kept by default", scheme: "http", host: "example.com", target: "/a/", path: "/a/",
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a/"},
+		{name: "trailing slash trimmed", scheme: "http", host: "example.com", target: "/a/", path: "/a/", handler: Handler{TrimTrailingSlash: true},
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a"},
+		{name: "only one trailing slash trimmed", scheme: "http", host: "example.com", target: "/a//", path: "/a/", handler: Handler{TrimTrailingSlash: true},
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a/"},
+		{name: "root trimmed to the bare host", scheme: "http", host: "example.com", target: "/", path: "/", handler: Handler{TrimTrailingSlash: true},
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com"},
+		{name: "a slash before the query stays", scheme: "http", host: "example.com", target: "/a/?q=1", path: "/a/", handler: Handler{TrimTrailingSlash: true},
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a/?q=1"},
+		{name: "no slash to trim", scheme: "http", host: "example.com", target: "/a", path: "/a", handler: Handler{TrimTrailingSlash: true},
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a"},
+		{name: "port written", scheme: "http", host: "example.com:8080", target: "/a/", path: "/a/", handler: New(&config.HTTPSRedirectTarget{Port: 443, TrimTrailingSlash: true}, nil),
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com:443/a"},
+		{name: "port written after an IPv6 host", scheme: "http", host: "[2001:db8::1]:8080", target: "/x", path: "/x", handler: New(&config.HTTPSRedirectTarget{Port: 8443}, nil),
+			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://[2001:db8::1]:8443/x"},
 		{name: "plain http", scheme: "http", host: "example.com", target: "/a", path: "/a",
 			wantStatus: http.StatusPermanentRedirect, wantLocation: "https://example.com/a"},
 		{name: "port removed", scheme: "http", host: "example.com:8080", target: "/a", path: "/a",
@@ -49,7 +67,9 @@ func TestServe(t *testing.T) {
 				w.WriteHeader(http.StatusTeapot)
 			})
 			w := httptest.NewRecorder()
-			Handler{Next: next}.Serve(w, &exchange.Request{HTTP: r, Scheme: tt.scheme, Path: tt.path})
+			h := tt.handler
+			h.Next = next
+			h.Serve(w, &exchange.Request{HTTP: r, Scheme: tt.scheme, Path: tt.path})
 			if called != tt.wantNext {
 				t.Errorf("next called = %v, want %v", called, tt.wantNext)
 			}
@@ -60,5 +80,16 @@ func TestServe(t *testing.T) {
 				t.Errorf("Location = %q, want %q", got, tt.wantLocation)
 			}
 		})
+	}
+}
+
+func BenchmarkRedirectTarget(b *testing.B) {
+	h := New(&config.HTTPSRedirectTarget{TrimTrailingSlash: true, Port: 443}, nil)
+	x := &exchange.Request{HTTP: httptest.NewRequest(http.MethodGet, "/a/b/", nil), Scheme: "http"}
+	x.HTTP.Host = "example.com:8080"
+	w := httptest.NewRecorder()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Serve(w, x)
 	}
 }

@@ -23,7 +23,12 @@ type Handler struct {
 	// replace is set.
 	prefix, replacement string
 	replace             bool
-	next                exchange.Handler
+	// forwarded is the X-Forwarded-Prefix template (nil: none), sent
+	// with a rewritten path; forwardedFixed is its value when it has no
+	// submatches.
+	forwarded      []piece
+	forwardedFixed []string
+	next           exchange.Handler
 }
 
 // piece is a literal or a submatch reference of a path template.
@@ -43,11 +48,27 @@ func New(cfg *config.Rewrite, prefix string, next exchange.Handler) *Handler {
 	}
 	if cfg.Path != "" {
 		h.path = parse(cfg.Path)
-		if !cfg.UsesCaptures() {
+		if !captureRef(h.path) {
 			h.fixed = cfg.Path
 		}
 	}
+	if cfg.ForwardedPrefix != "" {
+		h.forwarded = parse(cfg.ForwardedPrefix)
+		if !captureRef(h.forwarded) {
+			h.forwardedFixed = []string{cfg.ForwardedPrefix}[:1:1]
+		}
+	}
 	return h
+}
+
+// captureRef reports whether a template refers to a submatch.
+func captureRef(pieces []piece) bool {
+	for _, p := range pieces {
+		if p.group != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // parse splits a target into literals and $N references.
@@ -86,22 +107,38 @@ func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
 	case h.path != nil:
 		x.ForwardPath = h.expand(x.Captures)
 	}
+	switch {
+	case h.forwardedFixed != nil:
+		x.HTTP.Header["X-Forwarded-Prefix"] = h.forwardedFixed
+	case h.forwarded != nil:
+		// An empty value sends no header, as nginx's proxy_set_header.
+		if v := expand(h.forwarded, x.Captures); v != "" {
+			x.HTTP.Header["X-Forwarded-Prefix"] = []string{v}
+		} else {
+			delete(x.HTTP.Header, "X-Forwarded-Prefix")
+		}
+	}
 	h.next.Serve(w, x)
 }
 
 // expand fills the template with the submatches; a reference to a group the
 // regex does not have, or that did not match, is empty (as in nginx).
 func (h *Handler) expand(captures []string) string {
+	if p := expand(h.path, captures); p != "" {
+		return p
+	}
+	return "/"
+}
+
+// expand fills a template with the submatches.
+func expand(pieces []piece, captures []string) string {
 	var b strings.Builder
-	for _, p := range h.path {
+	for _, p := range pieces {
 		if p.group == 0 {
 			b.WriteString(p.literal)
 		} else if p.group < len(captures) {
 			b.WriteString(captures[p.group])
 		}
-	}
-	if b.Len() == 0 {
-		return "/"
 	}
 	return b.String()
 }

@@ -3,6 +3,7 @@ package rewrite
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -50,6 +51,46 @@ func TestRewrite(t *testing.T) {
 func BenchmarkRewriteCaptures(b *testing.B) {
 	h := New(&config.Rewrite{Path: "/v2/$1/$2"}, "", exchange.HandlerFunc(func(http.ResponseWriter, *exchange.Request) {}))
 	x := &exchange.Request{HTTP: httptest.NewRequest("GET", "/", nil), Captures: []string{"/api/a/b", "a", "b"}}
+	w := httptest.NewRecorder()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.Serve(w, x)
+	}
+}
+
+func TestForwardedPrefix(t *testing.T) {
+	cases := []struct {
+		name     string
+		cfg      config.Rewrite
+		client   string // X-Forwarded-Prefix the client sent, "" for none
+		captures []string
+		want     []string // nil: no header
+	}{
+		{"fixed value", config.Rewrite{Path: "/$2", ForwardedPrefix: "/api"}, "", []string{"/api/x", "/", "x"}, []string{"/api"}},
+		{"replaces the client's", config.Rewrite{Path: "/", ForwardedPrefix: "/api"}, "/forged", []string{"/api"}, []string{"/api"}},
+		{"submatches", config.Rewrite{Path: "/$2", ForwardedPrefix: "/$1"}, "", []string{"/shop/x", "shop", "x"}, []string{"/shop"}},
+		{"empty expansion sends none", config.Rewrite{Path: "/$2", ForwardedPrefix: "$3"}, "/forged", []string{"/a", "a", ""}, nil},
+		{"none asked: the client's passes", config.Rewrite{Path: "/"}, "/client", nil, []string{"/client"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			h := New(&tc.cfg, "", exchange.HandlerFunc(func(w http.ResponseWriter, x *exchange.Request) { got = x.HTTP.Header["X-Forwarded-Prefix"] }))
+			r := httptest.NewRequest("GET", "/orig/x", nil)
+			if tc.client != "" {
+				r.Header.Set("X-Forwarded-Prefix", tc.client)
+			}
+			h.Serve(httptest.NewRecorder(), &exchange.Request{HTTP: r, Path: "/orig/x", Captures: tc.captures})
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("X-Forwarded-Prefix %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func BenchmarkForwardedPrefixCaptures(b *testing.B) {
+	h := New(&config.Rewrite{Path: "/$2", ForwardedPrefix: "/$1"}, "", exchange.HandlerFunc(func(http.ResponseWriter, *exchange.Request) {}))
+	x := &exchange.Request{HTTP: httptest.NewRequest("GET", "/", nil), Captures: []string{"/api/a", "api", "a"}}
 	w := httptest.NewRecorder()
 	b.ReportAllocs()
 	for b.Loop() {
