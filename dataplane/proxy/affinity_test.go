@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,8 +184,12 @@ func TestHashKeyCookie(t *testing.T) {
 			if c.Value == "" {
 				t.Errorf("Set-Cookie %q has an empty value", setCookie)
 			}
-			if want := balancer.HashKey(c.Value); key != want {
-				t.Errorf("key = %d, want HashKey of the cookie's value %q = %d, so the next request goes to the same member", key, c.Value, want)
+			token, tag, _ := strings.Cut(c.Value, "|")
+			if want := balancer.HashKey(token); key != want {
+				t.Errorf("key = %d, want HashKey of the cookie's token %q = %d, so the next request goes to the same member", key, token, want)
+			}
+			if tag != p.AffinityTag || tag == "" {
+				t.Errorf("cookie %q names the pool %q, want %q", c.Value, tag, p.AffinityTag)
 			}
 			if tt.wantMaxAge > 0 {
 				if d := time.Until(c.Expires); d < time.Duration(tt.wantMaxAge-60)*time.Second || d > time.Duration(tt.wantMaxAge+60)*time.Second {
@@ -214,8 +219,9 @@ func TestHashKeyCookieValuesDiffer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := strconv.ParseUint(c.Value, 36, 64); err != nil {
-			t.Errorf("cookie value %q is not a base-36 number", c.Value)
+		token, _, _ := strings.Cut(c.Value, "|")
+		if _, err := strconv.ParseUint(token, 36, 64); err != nil {
+			t.Errorf("cookie value %q is not a base-36 number and the pool's tag", c.Value)
 		}
 		seen[c.Value] = true
 	}

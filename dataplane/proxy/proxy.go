@@ -86,6 +86,10 @@ type Route struct {
 	Mirrors []Mirror
 	// Retry replaces the pool's retries; nil keeps them.
 	Retry *Retry
+	// Sticky sends a request whose affinity cookie a target's pool set to
+	// that target before any weight is drawn, targets of weight 0
+	// included (config.Action.Sticky).
+	Sticky bool
 }
 
 // Retry is a route's retry policy (config.Retry): which answers are tried
@@ -153,7 +157,10 @@ var _ exchange.Handler = (*Handler)(nil)
 
 // Serve forwards the request and streams the response.
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
-	t := h.pickTarget()
+	t := h.stickyTarget(x)
+	if t == nil {
+		t = h.pickTarget()
+	}
 	if t.Answer != nil {
 		t.Answer.Serve(w, x)
 		return
@@ -416,7 +423,7 @@ func (f *forwarding) pick() *balancer.Member {
 	if f.h.route.Retry != nil && f.ntried >= f.set.Len() {
 		tried = nil
 	}
-	i := f.pool.Algorithm.Pick(f.set, f.key, tried)
+	i := f.pickMember(tried)
 	if i < 0 {
 		return nil
 	}
