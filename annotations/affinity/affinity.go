@@ -39,7 +39,7 @@ func init() {
 				Differs: "The cookie's value is Ramjet's own (a base-36 token or a hash of the member's address, then | and a hash of the pool's name), so a cookie ingress-nginx set is not understood: each client gets a new member and cookie on its first request through Ramjet, once. " +
 					"An invalid value is ignored with a finding (balanced), as ingress-nginx falls back to balanced."},
 			{Name: "affinity-canary-behavior", Validate: registry.Trimmed(registry.OneOf(false, "sticky", "legacy")), Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "sticky",
-				Doc: "On a canary (canary: \"true\"). sticky: the canary's pool takes the main's session affinity, so a client the canary served (by header, cookie or weight) stays on the canary, and one the main pool served stays there, before any canary rule is looked at (a header asking for the canary included), as ingress-nginx does; legacy: the canary balances as its own annotations say, and only a pool with affinity keeps the clients it served.",
+				Doc:     "On a canary (canary: \"true\"). sticky: the canary's pool takes the main's session affinity, so a client the canary served (by header, cookie or weight) stays on the canary, and one the main pool served stays there, before any canary rule is looked at (a header asking for the canary included), as ingress-nginx does; legacy: the canary balances as its own annotations say, and only a pool with affinity keeps the clients it served.",
 				Differs: "With sticky, a canary whose main has no affinity keeps its own affinity (ingress-nginx copies the main's absence of affinity over it). On an object that is not a canary the key does nothing, as in ingress-nginx, and a finding says so."},
 			{Name: "session-cookie-name", Validate: registry.Trimmed(validName), Risk: registry.RiskMedium, Scope: registry.ScopeBackend, Default: config.DefaultAffinityCookie,
 				Doc:     "Name of the affinity cookie: a token (letters, digits and !#$%&'*+-.^_`|~).",
@@ -63,7 +63,7 @@ func init() {
 				Doc:     "leaves SameSite=None out for the browsers known to mishandle it.",
 				Ignored: "SameSite=None is sent to every client; the few old browsers that mishandle it (such as Safari on iOS 12) may not keep affinity"},
 			{Name: "session-cookie-change-on-failure", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
-				Doc: "true: when a try on the cookie's member fails and the request is retried on another member, the answer carries a new cookie for that member, so the client stays there; false keeps the client's cookie, and its next request tries its member first again.",
+				Doc:     "true: when a try on the cookie's member fails and the request is retried on another member, the answer carries a new cookie for that member, so the client stays there; false keeps the client's cookie, and its next request tries its member first again.",
 				Differs: "With false, ingress-nginx sends the retries of a request to the cookie's member again; Ramjet's retries go to other members (its retry rule) and the cookie is kept."},
 			{Name: "session-cookie-partitioned", Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
 				Doc:     "sets the Partitioned attribute on the cookie.",

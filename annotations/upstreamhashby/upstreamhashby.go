@@ -32,7 +32,7 @@ func init() {
 					"ingress-nginx applies the oldest Ingress's value to every Ingress of the Service port; Ramjet gives each settings combination its own pool. " +
 					"An invalid value is ignored with a finding, where ingress-nginx rejects the Ingress."},
 			{Name: "upstream-hash-by-subset", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
-				Doc: "true: the members, in their order, are cut into subsets of upstream-hash-by-subset-size (the last one filled up with the first members); each key is hashed onto a ring of the subsets and the request goes to a random member of its subset. Only with upstream-hash-by.",
+				Doc:     "true: the members, in their order, are cut into subsets of upstream-hash-by-subset-size (the last one filled up with the first members); each key is hashed onto a ring of the subsets and the request goes to a random member of its subset. Only with upstream-hash-by.",
 				Differs: "ramjetd's members are in the order the controller sends them (sorted by address), so the subsets may group other members than ingress-nginx's; a retry goes to another member of the subset, then to any untried member. An invalid value is ignored with a finding, where ingress-nginx rejects the Ingress."},
 			{Name: "upstream-hash-by-subset-size", Validate: registry.Trimmed(registry.Int(1, config.MaxSubsetSize)), Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "3",
 				Doc:     "The number of members of each subset, 1 to 1000; a size above the member count makes one subset of every member. Only with upstream-hash-by-subset: true.",

@@ -47,20 +47,20 @@ type PoolStats struct {
 
 // Pool is a pool of one configuration generation.
 type Pool struct {
-	Name      string
-	Scheme    config.Scheme
-	Source    config.MembersFrom
-	Balance   config.Balance
-	Hash      config.Hash // meaningful with balance: hash; cookie defaults filled
+	Name    string
+	Scheme  config.Scheme
+	Source  config.MembersFrom
+	Balance config.Balance
+	Hash    config.Hash // meaningful with balance: hash; cookie defaults filled
 	// AffinityTag names the pool in its session cookies (hash by: cookie),
 	// so that a weighted action with sticky finds the pool that set a
 	// cookie: the base-36 HashKey of the pool's name, the same in every
 	// process. Empty for other pools.
 	AffinityTag string
-	Retries   int
-	Transport *Transport
-	Algorithm balancer.Algorithm
-	Stats     *PoolStats
+	Retries     int
+	Transport   *Transport
+	Algorithm   balancer.Algorithm
+	Stats       *PoolStats
 	// Latency observes the seconds from sending a request to a member to
 	// its response head. Nil observes nothing.
 	Latency Observer
