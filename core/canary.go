@@ -122,20 +122,32 @@ func ignoresOwnSettings(s Settings) bool {
 
 // canaryPool is the pool settings of a canary's backend: how to reach
 // members (scheme, TLS) is the main route's, as the main's location talks
-// to both in ingress-nginx; balancing is the canary's own.
+// to both in ingress-nginx; balancing is the canary's own, but for session
+// affinity: with affinity-canary-behavior: sticky (the default) the
+// canary takes the main's, as ingress-nginx copies the main's session
+// affinity to the canary, so that one cookie keeps a client on the canary
+// or on the main pool; with legacy the canary never takes it.
 //
-// A canary that sets no balancing of its own takes the main's, as
-// ingress-nginx copies the main's session affinity to the canary
-// (affinity-canary-behavior: sticky): a client's cookie then keeps it on
-// one member of the canary too.
+// A canary that sets no balancing of its own takes the main's other
+// balancing (upstream-hash-by, load-balance).
 func canaryPool(main, canary *Contribution) PoolSettings {
 	s := main.Settings.Pool
 	own := canary.Settings.Pool
 	s.ServiceUpstream = own.ServiceUpstream
-	if own.Balance != "" || own.Hash != nil {
+	legacy := canary.Settings.LegacyCanaryAffinity
+	switch {
+	case !legacy && cookieAffinity(s):
+	case own.Balance != "" || own.Hash != nil:
 		s.Balance, s.Hash = own.Balance, own.Hash
+	case cookieAffinity(s):
+		s.Balance, s.Hash = "", nil
 	}
 	return s
+}
+
+// cookieAffinity reports whether pool settings have session affinity.
+func cookieAffinity(p PoolSettings) bool {
+	return p.Balance == config.BalanceHash && p.Hash != nil && p.Hash.By == config.HashByCookie
 }
 
 // canaryRoutes renders the canary of a main route: the routes its header
@@ -153,11 +165,27 @@ func (r *rendering) canaryRoutes(route *Route, main *config.Route) []*config.Rou
 		return nil
 	}
 	spec := c.Settings.Canary
-	canary := r.poolAction(c, route.Canary.Backend, canaryPool(route.Origin, c))
+	canarySettings := canaryPool(route.Origin, c)
+	canary := r.poolAction(c, route.Canary.Backend, canarySettings)
 	if canary.Pool == "" {
 		return nil // the pool's name is taken; poolAction reported it
 	}
 	mainPool := main.Action.Pool
+	// With session affinity on either pool, each action of the main route
+	// and its canary routes holds both pools, sticky: a client whose cookie
+	// one of them set goes back to it before the canary's header, cookie
+	// or weight is looked at (ingress-nginx's order).
+	sticky := cookieAffinity(route.Origin.Settings.Pool) || cookieAffinity(canarySettings)
+	action := func(pool string) config.Action {
+		if !sticky {
+			return config.Action{Pool: pool}
+		}
+		other := canary.Pool
+		if pool == canary.Pool {
+			other = mainPool
+		}
+		return config.Action{Pools: []config.WeightedPool{{Pool: pool, Weight: 1}, {Pool: other}}, Sticky: true}
+	}
 	to := func(pool string, header *config.HeaderMatch, cookie *config.CookieMatch) *config.Route {
 		out := *main
 		out.Match.Headers, out.Match.Cookies = slices.Clone(main.Match.Headers), slices.Clone(main.Match.Cookies)
@@ -167,7 +195,7 @@ func (r *rendering) canaryRoutes(route *Route, main *config.Route) []*config.Rou
 		if cookie != nil {
 			out.Match.Cookies = append(out.Match.Cookies, *cookie)
 		}
-		out.Action = config.Action{Pool: pool}
+		out.Action = action(pool)
 		return &out
 	}
 	var extra []*config.Route
@@ -189,9 +217,12 @@ func (r *rendering) canaryRoutes(route *Route, main *config.Route) []*config.Rou
 			extra = append(extra, to(mainPool, nil, &config.CookieMatch{Name: spec.Cookie, Exact: "never"}))
 		}
 	}
-	if spec.Weight > 0 {
+	switch {
+	case spec.Weight > 0:
 		w := min(spec.Weight, spec.Total)
-		main.Action = config.Action{Pools: []config.WeightedPool{{Pool: mainPool, Weight: spec.Total - w}, {Pool: canary.Pool, Weight: w}}}
+		main.Action = config.Action{Pools: []config.WeightedPool{{Pool: mainPool, Weight: spec.Total - w}, {Pool: canary.Pool, Weight: w}}, Sticky: sticky}
+	default:
+		main.Action = action(mainPool)
 	}
 	return extra
 }

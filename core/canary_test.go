@@ -38,22 +38,34 @@ func TestSameAccess(t *testing.T) {
 
 func TestCanaryPool(t *testing.T) {
 	affinity := &config.Hash{By: config.HashByCookie, Cookie: &config.AffinityCookie{Name: "INGRESSCOOKIE"}}
-	main := &Contribution{Settings: Settings{Pool: PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: affinity}}}
+	ownAffinity := &config.Hash{By: config.HashByCookie, Cookie: &config.AffinityCookie{Name: "canary"}}
+	withAffinity := PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: affinity}
+	plain := PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceLeastConn}
 	tests := []struct {
-		name string
-		own  PoolSettings
-		want PoolSettings
+		name   string
+		main   PoolSettings
+		own    PoolSettings
+		legacy bool
+		want   PoolSettings
 	}{
-		{"takes the main's scheme, TLS and affinity", PoolSettings{},
-			PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: affinity}},
-		{"keeps its own balancing", PoolSettings{Balance: config.BalanceLeastConn, Scheme: config.SchemeH2C},
+		{"takes the main's scheme, TLS and affinity", withAffinity, PoolSettings{}, false, withAffinity},
+		{"the main's affinity over its own balancing", withAffinity, PoolSettings{Balance: config.BalanceLeastConn, Scheme: config.SchemeH2C}, false, withAffinity},
+		{"the main's affinity over its own", withAffinity, PoolSettings{Balance: config.BalanceHash, Hash: ownAffinity}, false, withAffinity},
+		{"keeps its own service-upstream", withAffinity, PoolSettings{ServiceUpstream: true},
+			false, PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: affinity, ServiceUpstream: true}},
+		{"legacy keeps its own balancing", withAffinity, PoolSettings{Balance: config.BalanceLeastConn}, true,
 			PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceLeastConn}},
-		{"keeps its own service-upstream", PoolSettings{ServiceUpstream: true},
-			PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: affinity, ServiceUpstream: true}},
+		{"legacy without balancing of its own", withAffinity, PoolSettings{}, true, PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal"}},
+		{"legacy keeps its own affinity", withAffinity, PoolSettings{Balance: config.BalanceHash, Hash: ownAffinity}, true,
+			PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: ownAffinity}},
+		{"a main without affinity: its own", plain, PoolSettings{Balance: config.BalanceHash, Hash: ownAffinity}, false,
+			PoolSettings{Scheme: config.SchemeHTTPS, ServerName: "api.internal", Balance: config.BalanceHash, Hash: ownAffinity}},
+		{"a main without affinity: its balancing", plain, PoolSettings{}, false, plain},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := canaryPool(main, &Contribution{Settings: Settings{Pool: tc.own}})
+			main := &Contribution{Settings: Settings{Pool: tc.main}}
+			got := canaryPool(main, &Contribution{Settings: Settings{Pool: tc.own, LegacyCanaryAffinity: tc.legacy}})
 			if got.digest() != tc.want.digest() {
 				t.Errorf("canaryPool = %+v, want %+v", got, tc.want)
 			}

@@ -188,6 +188,10 @@ type Settings struct {
 	// certificates of its own, and each of its paths takes a share of the
 	// main route with the same host, path type and path.
 	Canary *Canary
+	// LegacyCanaryAffinity is affinity-canary-behavior: legacy on a
+	// canary: its pool balances as the canary says instead of taking the
+	// main route's session affinity.
+	LegacyCanaryAffinity bool
 }
 
 // Canary is what a canary object asks of the main routes it joins. The

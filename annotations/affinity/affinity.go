@@ -2,9 +2,9 @@
 // session-cookie-* keys, as ingress-nginx's sticky sessions. The pools of
 // the object's paths balance by hashing a cookie: a request without it gets
 // one holding a random value, and that value keeps the client on one member
-// of a consistent-hashing ring (ingress-nginx's "balanced" mode). Cookie
-// affinity takes precedence over upstream-hash-by and load-balance, which
-// yield to it.
+// of a consistent-hashing ring (ingress-nginx's "balanced" mode), or in
+// "persistent" mode names the member. Cookie affinity takes precedence over
+// upstream-hash-by and load-balance, which yield to it.
 package affinity
 
 import (
@@ -34,12 +34,13 @@ func init() {
 			{Name: "affinity", Validate: validType, Risk: registry.RiskLow, Scope: registry.ScopeBackend,
 				Doc:     `"cookie" (the only type, case-sensitive): the pools of the object's paths hash a session cookie that ramjetd sets, so a client keeps going to one member; takes precedence over upstream-hash-by and load-balance.`,
 				Differs: "ingress-nginx balances a Service port as the oldest Ingress using it says, for every Ingress; Ramjet gives the paths of each settings combination a pool of their own, so only the objects that ask for affinity get it, each with its own cookie."},
-			{Name: "affinity-mode", Risk: registry.RiskMedium, Scope: registry.ScopeBackend, Default: "balanced",
-				Doc:     "balanced moves some sessions to members that are added; persistent never moves a session.",
-				Ignored: `ramjetd always works as the balanced mode (ingress-nginx's default): it hashes the cookie's random value onto a consistent-hashing ring, so some sessions move when members come or go; "persistent" is not available`},
-			{Name: "affinity-canary-behavior", Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "sticky",
-				Doc:     "sticky keeps a client the canary served on the canary; legacy decides for each request.",
-				Ignored: `the canary weight is drawn for each request, as with "legacy": a client is not kept on the canary it was sent to once`},
+			{Name: "affinity-mode", Validate: registry.Trimmed(registry.OneOf(false, "balanced", "persistent")), Risk: registry.RiskMedium, Scope: registry.ScopeBackend, Default: "balanced",
+				Doc: "balanced (case-sensitive): the cookie holds a random token hashed onto a consistent-hashing ring, so when members are added some clients move to them; persistent: the cookie names the client's member, which keeps it for as long as the member exists, whatever members are added (a client whose member is gone gets another one and a new cookie).",
+				Differs: "The cookie's value is Ramjet's own (a base-36 token or a hash of the member's address, then | and a hash of the pool's name), so a cookie ingress-nginx set is not understood: each client gets a new member and cookie on its first request through Ramjet, once. " +
+					"An invalid value is ignored with a finding (balanced), as ingress-nginx falls back to balanced."},
+			{Name: "affinity-canary-behavior", Validate: registry.Trimmed(registry.OneOf(false, "sticky", "legacy")), Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "sticky",
+				Doc:     "On a canary (canary: \"true\"). sticky: the canary's pool takes the main's session affinity, so a client the canary served (by header, cookie or weight) stays on the canary, and one the main pool served stays there, before any canary rule is looked at (a header asking for the canary included), as ingress-nginx does; legacy: the canary balances as its own annotations say, and only a pool with affinity keeps the clients it served.",
+				Differs: "With sticky, a canary whose main has no affinity keeps its own affinity (ingress-nginx copies the main's absence of affinity over it). On an object that is not a canary the key does nothing, as in ingress-nginx, and a finding says so."},
 			{Name: "session-cookie-name", Validate: registry.Trimmed(validName), Risk: registry.RiskMedium, Scope: registry.ScopeBackend, Default: config.DefaultAffinityCookie,
 				Doc:     "Name of the affinity cookie: a token (letters, digits and !#$%&'*+-.^_`|~).",
 				Differs: "Names ingress-nginx takes that are not cookie names (with / or :) are invalid."},
@@ -61,9 +62,9 @@ func init() {
 			{Name: "session-cookie-conditional-samesite-none", Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
 				Doc:     "leaves SameSite=None out for the browsers known to mishandle it.",
 				Ignored: "SameSite=None is sent to every client; the few old browsers that mishandle it (such as Safari on iOS 12) may not keep affinity"},
-			{Name: "session-cookie-change-on-failure", Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
-				Doc:     "true changes the cookie to point to another member after a failed try.",
-				Ignored: "a request that fails on the cookie's member is retried on the next members of the ring and the cookie is kept, so the client's next request tries its member again first (as with false)"},
+			{Name: "session-cookie-change-on-failure", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
+				Doc:     "true: when a try on the cookie's member fails and the request is retried on another member, the answer carries a new cookie for that member, so the client stays there; false keeps the client's cookie, and its next request tries its member first again.",
+				Differs: "With false, ingress-nginx sends the retries of a request to the cookie's member again; Ramjet's retries go to other members (its retry rule) and the cookie is kept."},
 			{Name: "session-cookie-partitioned", Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
 				Doc:     "sets the Partitioned attribute on the cookie.",
 				Ignored: "ramjetd does not set the Partitioned attribute; in a cross-site frame, a browser that blocks third-party cookies may not keep affinity"},
@@ -73,11 +74,16 @@ func init() {
 }
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
+	legacy := canaryBehavior(ctx, values)
+	delete(values, "affinity-canary-behavior")
 	if _, ok := values["affinity"]; !ok {
 		for _, key := range slices.Sorted(maps.Keys(values)) {
 			ctx.Invalid(key, "only applies with %saffinity: cookie", registry.Prefix)
 		}
-		return nil
+		if !legacy {
+			return nil
+		}
+		return func(s *core.Settings) { s.LegacyCanaryAffinity = true }
 	}
 	value := func(key, def string) string {
 		if v, ok := values[key]; ok {
@@ -86,17 +92,36 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 		return def
 	}
 	cookie := &config.AffinityCookie{
-		Name:     value("session-cookie-name", config.DefaultAffinityCookie),
-		Path:     value("session-cookie-path", "/"),
-		Domain:   strings.ToLower(value("session-cookie-domain", "")),
-		MaxAge:   lifetime(values),
-		Secure:   registry.IsTrue(values["session-cookie-secure"]),
-		SameSite: sameSite(value("session-cookie-samesite", "")),
+		Name:            value("session-cookie-name", config.DefaultAffinityCookie),
+		Path:            value("session-cookie-path", "/"),
+		Domain:          strings.ToLower(value("session-cookie-domain", "")),
+		MaxAge:          lifetime(values),
+		Secure:          registry.IsTrue(values["session-cookie-secure"]),
+		SameSite:        sameSite(value("session-cookie-samesite", "")),
+		ChangeOnFailure: registry.IsTrue(values["session-cookie-change-on-failure"]),
+	}
+	if value("affinity-mode", "") == "persistent" {
+		cookie.Mode = config.AffinityPersistent
 	}
 	return func(s *core.Settings) {
 		s.Pool.Balance = config.BalanceHash
 		s.Pool.Hash = &config.Hash{By: config.HashByCookie, Cookie: cookie}
+		s.LegacyCanaryAffinity = legacy
 	}
+}
+
+// canaryBehavior reports whether affinity-canary-behavior is legacy on a
+// canary; on another object the key does nothing, and a finding says so.
+func canaryBehavior(ctx *registry.Context, values map[string]string) bool {
+	v, ok := values["affinity-canary-behavior"]
+	if !ok {
+		return false
+	}
+	if canary, _ := ctx.Value("canary"); !registry.IsTrue(canary) {
+		ctx.Invalid("affinity-canary-behavior", "only applies to a canary (%scanary: \"true\")", registry.Prefix)
+		return false
+	}
+	return strings.TrimSpace(v) == "legacy"
 }
 
 // lifetime is the cookie's one lifetime: session-cookie-max-age, else

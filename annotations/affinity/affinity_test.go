@@ -95,13 +95,25 @@ func TestAffinity(t *testing.T) {
 		{name: "secure not a boolean", annotations: map[string]string{"affinity": "cookie", "session-cookie-secure": "yes"}, want: cookie(defaults),
 			findings: []string{`session-cookie-secure: "yes" is not a boolean`}},
 
+		{name: "persistent mode and change on failure", annotations: map[string]string{
+			"affinity": "cookie", "affinity-mode": " persistent ", "session-cookie-change-on-failure": "True",
+		}, want: withDefaults(func(c *config.AffinityCookie) { c.Mode, c.ChangeOnFailure = config.AffinityPersistent, true })},
+		{name: "balanced mode and no change on failure", annotations: map[string]string{
+			"affinity": "cookie", "affinity-mode": "balanced", "session-cookie-change-on-failure": "false",
+		}, want: cookie(defaults)},
+		{name: "affinity-mode is case-sensitive", annotations: map[string]string{"affinity": "cookie", "affinity-mode": "Persistent"}, want: cookie(defaults),
+			findings: []string{`InvalidAnnotation: nginx.ingress.kubernetes.io/affinity-mode: "Persistent" is not one of balanced, persistent; the key is ignored`}},
+		{name: "change-on-failure not a boolean", annotations: map[string]string{"affinity": "cookie", "session-cookie-change-on-failure": "yes"}, want: cookie(defaults),
+			findings: []string{`InvalidAnnotation: nginx.ingress.kubernetes.io/session-cookie-change-on-failure: "yes" is not a boolean`}},
+		{name: "affinity-mode without affinity", annotations: map[string]string{"affinity-mode": "persistent"},
+			findings: []string{`InvalidAnnotation: nginx.ingress.kubernetes.io/affinity-mode: only applies with nginx.ingress.kubernetes.io/affinity: cookie`}},
+		{name: "canary behavior on a main object", annotations: map[string]string{"affinity": "cookie", "affinity-canary-behavior": "legacy"}, want: cookie(defaults),
+			findings: []string{`InvalidAnnotation: nginx.ingress.kubernetes.io/affinity-canary-behavior: only applies to a canary (nginx.ingress.kubernetes.io/canary: "true"); the key is ignored`}},
+		{name: "unknown canary behavior", annotations: map[string]string{"canary": "true", "affinity-canary-behavior": "Sticky"},
+			findings: []string{`InvalidAnnotation: nginx.ingress.kubernetes.io/affinity-canary-behavior: "Sticky" is not one of sticky, legacy`}},
 		{name: "ignored keys say what Ramjet does", annotations: map[string]string{
-			"affinity": "cookie", "affinity-mode": "persistent", "affinity-canary-behavior": "legacy",
-			"session-cookie-change-on-failure": "true", "session-cookie-conditional-samesite-none": "true", "session-cookie-partitioned": "true",
+			"affinity": "cookie", "session-cookie-conditional-samesite-none": "true", "session-cookie-partitioned": "true",
 		}, want: cookie(defaults), findings: []string{
-			`UnknownAnnotation: nginx.ingress.kubernetes.io/affinity-canary-behavior has no counterpart in Ramjet: the canary weight is drawn for each request`,
-			`UnknownAnnotation: nginx.ingress.kubernetes.io/affinity-mode has no counterpart in Ramjet: ramjetd always works as the balanced mode`,
-			`UnknownAnnotation: nginx.ingress.kubernetes.io/session-cookie-change-on-failure has no counterpart in Ramjet: a request that fails`,
 			`UnknownAnnotation: nginx.ingress.kubernetes.io/session-cookie-conditional-samesite-none has no counterpart in Ramjet: SameSite=None is sent`,
 			`UnknownAnnotation: nginx.ingress.kubernetes.io/session-cookie-partitioned has no counterpart in Ramjet: ramjetd does not set the Partitioned`,
 		}},
@@ -143,6 +155,31 @@ func TestAffinity(t *testing.T) {
 				if got := string(f.Reason) + ": " + f.Message; !strings.Contains(got, tc.findings[i]) {
 					t.Errorf("finding %d\n got %s\nwant it to hold %s", i, got, tc.findings[i])
 				}
+			}
+		})
+	}
+}
+
+func TestCanaryBehavior(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		legacy      bool
+	}{
+		{"legacy on a canary", map[string]string{"canary": "true", "affinity-canary-behavior": " legacy "}, true},
+		{"legacy on a canary with affinity", map[string]string{"canary": "true", "affinity": "cookie", "affinity-canary-behavior": "legacy"}, true},
+		{"sticky on a canary", map[string]string{"canary": "true", "affinity-canary-behavior": "sticky"}, false},
+		{"legacy on a main object", map[string]string{"affinity-canary-behavior": "legacy"}, false},
+		{"the default", map[string]string{"canary": "true"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			annotations := map[string]string{}
+			for k, v := range tc.annotations {
+				annotations[registry.Prefix+k] = v
+			}
+			out := registry.Apply(registry.All(), core.Origin{Kind: "Ingress", Namespace: "app", Name: "web"}, annotations, nil)
+			if out.Settings.LegacyCanaryAffinity != tc.legacy {
+				t.Errorf("LegacyCanaryAffinity = %v, want %v (findings %v)", out.Settings.LegacyCanaryAffinity, tc.legacy, out.Findings)
 			}
 		})
 	}

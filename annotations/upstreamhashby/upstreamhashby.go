@@ -2,8 +2,10 @@
 // object's paths balance by consistent hashing of one request property,
 // written as the nginx variable ingress-nginx takes ($remote_addr,
 // $http_<name>, $cookie_<name>, $request_uri). ramjetd hashes typed keys,
-// not nginx expressions, so any other expression is invalid. Cookie
-// affinity takes precedence; load-balance yields to this family.
+// not nginx expressions, so any other expression is invalid. With
+// upstream-hash-by-subset the key picks a subset of members, and a random
+// member of it serves the request. Cookie affinity takes precedence;
+// load-balance yields to this family.
 package upstreamhashby
 
 import (
@@ -29,18 +31,28 @@ func init() {
 					"A request without the header or cookie goes to a random member (nginx hashes the empty value, sending all such requests to one member); the cookie's name is matched case-sensitively (nginx ignores case). " +
 					"ingress-nginx applies the oldest Ingress's value to every Ingress of the Service port; Ramjet gives each settings combination its own pool. " +
 					"An invalid value is ignored with a finding, where ingress-nginx rejects the Ingress."},
-			{Name: "upstream-hash-by-subset", Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
-				Doc:     "hashes each key to a subset of members and picks one of them at random.",
-				Ignored: "ramjetd hashes each key to one member, never to a subset of members (as with false)"},
-			{Name: "upstream-hash-by-subset-size", Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "3",
-				Doc:     "the number of members of each subset.",
-				Ignored: "ramjetd has no hash subsets (see upstream-hash-by-subset)"},
+			{Name: "upstream-hash-by-subset", Validate: registry.Bool, Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "false",
+				Doc:     "true: the members, in their order, are cut into subsets of upstream-hash-by-subset-size (the last one filled up with the first members); each key is hashed onto a ring of the subsets and the request goes to a random member of its subset. Only with upstream-hash-by.",
+				Differs: "ramjetd's members are in the order the controller sends them (sorted by address), so the subsets may group other members than ingress-nginx's; a retry goes to another member of the subset, then to any untried member. An invalid value is ignored with a finding, where ingress-nginx rejects the Ingress."},
+			{Name: "upstream-hash-by-subset-size", Validate: registry.Trimmed(registry.Int(1, config.MaxSubsetSize)), Risk: registry.RiskLow, Scope: registry.ScopeBackend, Default: "3",
+				Doc:     "The number of members of each subset, 1 to 1000; a size above the member count makes one subset of every member. Only with upstream-hash-by-subset: true.",
+				Differs: "0, negative values and values above 1000 are invalid (ignored with a finding: the size stays 3), where ingress-nginx takes any integer and rejects the Ingress for other text."},
 		},
 		Parse: parse,
 	})
 }
 
 func parse(ctx *registry.Context, values map[string]string) core.Fragment {
+	subset := registry.IsTrue(values["upstream-hash-by-subset"])
+	if _, ok := values["upstream-hash-by-subset-size"]; ok && !subset {
+		ctx.Invalid("upstream-hash-by-subset-size", "only applies with %supstream-hash-by-subset: \"true\"", registry.Prefix)
+	}
+	if _, ok := values["upstream-hash-by"]; !ok {
+		if _, ok := values["upstream-hash-by-subset"]; ok {
+			ctx.Invalid("upstream-hash-by-subset", "only applies with %supstream-hash-by", registry.Prefix)
+		}
+		return nil
+	}
 	if _, ok := ctx.Value("affinity"); ok {
 		ctx.Invalid("upstream-hash-by", "%saffinity: cookie is set and takes precedence, as in ingress-nginx", registry.Prefix)
 		return nil
@@ -48,6 +60,12 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	hash, err := expression(values["upstream-hash-by"])
 	if err != nil { // validated at Apply
 		return nil
+	}
+	if subset {
+		hash.SubsetSize = 3
+		if v, ok := values["upstream-hash-by-subset-size"]; ok {
+			hash.SubsetSize, _ = registry.ParseInt(v, 1, config.MaxSubsetSize)
+		}
 	}
 	return func(s *core.Settings) {
 		s.Pool.Balance = config.BalanceHash

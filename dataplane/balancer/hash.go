@@ -30,7 +30,7 @@ func (Hash) Pick(s *Set, key uint64, tried []int) int {
 		return -1
 	}
 	r := s.hashRing()
-	pos, _ := slices.BinarySearch(r.hashes, key)
+	pos, _ := searchRing(r.hashes, key)
 	for range r.hashes {
 		if pos == len(r.hashes) {
 			pos = 0
@@ -41,6 +41,14 @@ func (Hash) Pick(s *Set, key uint64, tried []int) int {
 		pos++
 	}
 	return -1
+}
+
+// Prepare builds the ring now instead of on the first Pick.
+func (Hash) Prepare(s *Set) { s.hashRing() }
+
+// searchRing returns the position of the first point at or after key.
+func searchRing(hashes []uint64, key uint64) (int, bool) {
+	return slices.BinarySearch(hashes, key)
 }
 
 // ring is the consistent-hashing ring of a Set: the hashes of the points in

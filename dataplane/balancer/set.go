@@ -22,6 +22,10 @@
 // elsewhere. Stats are owned by the caller and shared across Sets, so a
 // reload keeps in-flight counts, and the round-robin cursors are too, so a
 // reload continues the rotation instead of restarting it.
+//
+// Two more serve session affinity and hash subsets: Persistent picks the
+// member a key names (a session cookie holding MemberKey), and Subset
+// hashes a key to a group of members and picks one of them at random.
 package balancer
 
 import (
@@ -56,11 +60,14 @@ type Set struct {
 	// algorithms (and every member update of their pools) never pay for it.
 	ringOnce sync.Once
 	ring     ring
-}
 
-// PrepareRing builds the consistent-hashing ring now instead of on the
-// first Hash.Pick, so that no request of a hash pool pays for it.
-func (s *Set) PrepareRing() { s.hashRing() }
+	// The member keys of Persistent and the subsets of Subset are built
+	// on first use too, or by the algorithm's Prepare.
+	keysOnce   sync.Once
+	keys       map[uint64]int32
+	subsetOnce sync.Once
+	subsets    subsets
+}
 
 // hashRing returns the consistent-hashing ring, building it on first use.
 func (s *Set) hashRing() *ring {
@@ -107,6 +114,12 @@ func (s *Set) Index(address string) int {
 		return i
 	}
 	return -1
+}
+
+// Preparer is an Algorithm that precomputes what its Pick needs in a Set
+// (a ring, an index), so that no request pays for it.
+type Preparer interface {
+	Prepare(s *Set)
 }
 
 // Algorithm picks a member of a Set.

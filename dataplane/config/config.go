@@ -416,6 +416,12 @@ type Action struct {
 	Pool string `yaml:"pool,omitempty" json:"pool,omitempty"`
 	// Pools proxies to one of several pools, chosen at random by weight.
 	Pools []WeightedPool `yaml:"pools,omitempty" json:"pools,omitempty"`
+	// Sticky, with Pools, sends a request whose affinity cookie was set
+	// by one of the pools (hash by: cookie) back to that pool before any
+	// weight is drawn, even to a pool of weight 0, as ingress-nginx keeps
+	// a client on the canary or the main backend that served it. False
+	// draws the weights for every request.
+	Sticky bool `yaml:"sticky,omitempty" json:"sticky,omitempty"`
 	// Redirect answers with a redirect.
 	Redirect *Redirect `yaml:"redirect,omitempty" json:"redirect,omitempty"`
 	// Respond answers with a fixed response.
@@ -610,7 +616,27 @@ type Hash struct {
 	Cookie *AffinityCookie `yaml:"cookie,omitempty" json:"cookie,omitempty"`
 	// CookieName names the cookie hashed with by: cookie_value.
 	CookieName string `yaml:"cookie_name,omitempty" json:"cookie_name,omitempty"`
+	// SubsetSize, above 0, hashes each key to a subset of that many
+	// members (consecutive in the member list, the last subset filled up
+	// with the first members) and sends the request to a random member of
+	// it, as ingress-nginx's upstream-hash-by-subset. Zero hashes each key
+	// to one member. Not with by: cookie.
+	SubsetSize int `yaml:"subset_size,omitempty" json:"subset_size,omitempty"`
 }
+
+// AffinityMode is how a session cookie keeps a client on a member.
+type AffinityMode string
+
+// The affinity modes.
+const (
+	// AffinityBalanced hashes the cookie's random value onto the ring of
+	// members: when members come or go, some clients move, and the load
+	// stays spread.
+	AffinityBalanced AffinityMode = "balanced"
+	// AffinityPersistent names the member in the cookie: a client stays on
+	// its member as long as the pool has it, whatever members are added.
+	AffinityPersistent AffinityMode = "persistent"
+)
 
 // AffinityCookie is the session cookie of cookie hashing.
 type AffinityCookie struct {
@@ -627,4 +653,11 @@ type AffinityCookie struct {
 	Secure bool `yaml:"secure,omitempty" json:"secure,omitempty"`
 	// SameSite is Lax, Strict, None or empty.
 	SameSite string `yaml:"same_site,omitempty" json:"same_site,omitempty"`
+	// Mode is balanced or persistent. Empty means balanced.
+	Mode AffinityMode `yaml:"mode,omitempty" json:"mode,omitempty"`
+	// ChangeOnFailure, after a failed try, sends the cookie of the member
+	// the request was retried on, so that the client's next requests go
+	// there. False keeps the client's cookie: its next request tries its
+	// member first again.
+	ChangeOnFailure bool `yaml:"change_on_failure,omitempty" json:"change_on_failure,omitempty"`
 }

@@ -31,6 +31,7 @@ const (
 	DefaultPassthroughIdleTimeout    = time.Hour
 	DefaultAffinityCookie            = "INGRESSCOOKIE"
 	MaxMemberWeight                  = 1000
+	MaxSubsetSize                    = 1000
 	MaxNameLength                    = 63
 	MaxRespondBody                   = 64 << 10
 	MaxValueLength                   = 4096
@@ -549,6 +550,9 @@ func (t *Tenant) validateAction(l *errorList, path string, a *Action) {
 		l.add(path, "exactly one of pool, pools, redirect and respond is required")
 		return
 	}
+	if a.Sticky && len(a.Pools) == 0 {
+		l.add(path+".sticky", "only applies to pools")
+	}
 	switch {
 	case a.Pool != "":
 		t.checkPoolRef(l, path+".pool", a.Pool)
@@ -802,6 +806,12 @@ func (p *Pool) validateBalance(l *errorList, path string) {
 	if h.By != HashByCookieValue && h.CookieName != "" {
 		l.add(path+".hash.cookie_name", "only applies to by: cookie_value (by: cookie names its cookie in cookie.name)")
 	}
+	switch {
+	case h.SubsetSize < 0 || h.SubsetSize > MaxSubsetSize:
+		l.add(path+".hash.subset_size", "must be 0..%d", MaxSubsetSize)
+	case h.SubsetSize > 0 && h.By == HashByCookie:
+		l.add(path+".hash.subset_size", "does not apply to by: cookie (a session cookie keeps a client on one member)")
+	}
 	if h.Cookie != nil {
 		if h.By != HashByCookie {
 			l.add(path+".hash.cookie", "only applies to by: cookie")
@@ -824,6 +834,11 @@ func (c *AffinityCookie) validate(l *errorList, path string) {
 	case "", "Lax", "Strict", "None":
 	default:
 		l.add(path+".same_site", "must be Lax, Strict or None")
+	}
+	switch c.Mode {
+	case "", AffinityBalanced, AffinityPersistent:
+	default:
+		l.add(path+".mode", "must be balanced or persistent")
 	}
 }
 

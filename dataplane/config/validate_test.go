@@ -482,6 +482,11 @@ func TestValidateRules(t *testing.T) {
 		{"weighted pool weight too large", func(c *config.Config) {
 			route(c).Action = config.Action{Pools: []config.WeightedPool{{Pool: "p", Weight: 1_000_001}}}
 		}, []wantErr{{R0 + ".action.pools[0].weight", "must be 0..1000000"}}},
+		{"sticky weighted pools", func(c *config.Config) {
+			route(c).Action = config.Action{Pools: []config.WeightedPool{{Pool: "p", Weight: 1}, {Pool: "p"}}, Sticky: true}
+		}, nil},
+		{"sticky single pool", func(c *config.Config) { action(c).Sticky = true },
+			[]wantErr{{R0 + ".action.sticky", "only applies to pools"}}},
 		{"weighted pool weight 1000000", func(c *config.Config) {
 			route(c).Action = config.Action{Pools: []config.WeightedPool{{Pool: "p", Weight: 1_000_000}, {Pool: "p"}}}
 		}, nil},
@@ -739,6 +744,21 @@ func TestValidateRules(t *testing.T) {
 		{"hash by upper case", func(c *config.Config) { hashBy(c, config.Hash{By: "REQUEST_URI"}) },
 			[]wantErr{{P + ".hash.by", "must be client_ip, header, cookie, cookie_value or request_uri"}}},
 		{"hash by cookie with defaults", func(c *config.Config) { hashByCookie(c, config.AffinityCookie{}) }, nil},
+		{"hash by cookie persistent", func(c *config.Config) {
+			hashByCookie(c, config.AffinityCookie{Mode: config.AffinityPersistent, ChangeOnFailure: true})
+		}, nil},
+		{"hash by cookie in an unknown mode", func(c *config.Config) { hashByCookie(c, config.AffinityCookie{Mode: "Persistent"}) },
+			[]wantErr{{P + ".hash.cookie.mode", "must be balanced or persistent"}}},
+		{"hash subset", func(c *config.Config) { hashBy(c, config.Hash{By: config.HashByClientIP, SubsetSize: 3}) }, nil},
+		{"hash subset too large", func(c *config.Config) { hashBy(c, config.Hash{By: config.HashByClientIP, SubsetSize: 1001}) },
+			[]wantErr{{P + ".hash.subset_size", "must be 0..1000"}}},
+		{"hash subset negative", func(c *config.Config) { hashBy(c, config.Hash{By: config.HashByRequestURI, SubsetSize: -1}) },
+			[]wantErr{{P + ".hash.subset_size", "must be 0..1000"}}},
+		{"hash subset by cookie", func(c *config.Config) {
+			pool(c).Balance = config.BalanceHash
+			pool(c).Hash = &config.Hash{By: config.HashByCookie, SubsetSize: 3}
+		}, []wantErr{{P + ".hash.subset_size", "does not apply to by: cookie"}}},
+
 		{"hash by cookie without cookie settings", func(c *config.Config) {
 			pool(c).Balance = config.BalanceHash
 			pool(c).Hash = &config.Hash{By: config.HashByCookie}

@@ -571,12 +571,14 @@ func (c *compiler) action(a *config.Action, p *config.Policies) exchange.Handler
 			continue
 		}
 		pool := c.pools[wp.Pool]
-		if wp.Weight == 0 || pool == nil {
-			continue // a weight of 0 sends nothing; a missing pool already failed
+		if (wp.Weight == 0 && !a.Sticky) || pool == nil {
+			continue // a weight of 0 sends nothing unless sticky; a missing pool already failed
 		}
 		targets = append(targets, proxy.Target{Pool: pool, Weight: wp.Weight, Transport: c.transport(pool, p)})
 	}
-	return proxy.New(targets, c.proxyRoute(p), c.d.proxyOptions)
+	route := c.proxyRoute(p)
+	route.Sticky = a.Sticky
+	return proxy.New(targets, route, c.d.proxyOptions)
 }
 
 // proxyRoute is what the route's policies add to its forwarding: the

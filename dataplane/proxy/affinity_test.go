@@ -2,10 +2,12 @@ package proxy
 
 import (
 	"cmp"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,8 +185,12 @@ func TestHashKeyCookie(t *testing.T) {
 			if c.Value == "" {
 				t.Errorf("Set-Cookie %q has an empty value", setCookie)
 			}
-			if want := balancer.HashKey(c.Value); key != want {
-				t.Errorf("key = %d, want HashKey of the cookie's value %q = %d, so the next request goes to the same member", key, c.Value, want)
+			token, tag, _ := strings.Cut(c.Value, "|")
+			if want := balancer.HashKey(token); key != want {
+				t.Errorf("key = %d, want HashKey of the cookie's token %q = %d, so the next request goes to the same member", key, token, want)
+			}
+			if tag != p.AffinityTag || tag == "" {
+				t.Errorf("cookie %q names the pool %q, want %q", c.Value, tag, p.AffinityTag)
 			}
 			if tt.wantMaxAge > 0 {
 				if d := time.Until(c.Expires); d < time.Duration(tt.wantMaxAge-60)*time.Second || d > time.Duration(tt.wantMaxAge+60)*time.Second {
@@ -214,8 +220,9 @@ func TestHashKeyCookieValuesDiffer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := strconv.ParseUint(c.Value, 36, 64); err != nil {
-			t.Errorf("cookie value %q is not a base-36 number", c.Value)
+		token, _, _ := strings.Cut(c.Value, "|")
+		if _, err := strconv.ParseUint(token, 36, 64); err != nil {
+			t.Errorf("cookie value %q is not a base-36 number and the pool's tag", c.Value)
 		}
 		seen[c.Value] = true
 	}
@@ -352,4 +359,134 @@ func TestHashKeyAllocations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// affinityRequest is a request whose affinity cookie holds value.
+func affinityRequest(value string) *exchange.Request {
+	r := httptest.NewRequest("GET", "/", nil)
+	if value != "" {
+		r.Header.Set("Cookie", "a=1; INGRESSCOOKIE="+value)
+	}
+	return exchangeFor(r)
+}
+
+func TestPersistentCookie(t *testing.T) {
+	p := buildPool(t, config.Pool{Balance: config.BalanceHash, Hash: &config.Hash{By: config.HashByCookie,
+		Cookie: &config.AffinityCookie{Mode: config.AffinityPersistent}}}, "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3")
+	// A new client gets the cookie of the member that serves it.
+	f := &forwarding{pool: p, set: p.Members(), x: affinityRequest("")}
+	f.key, f.setCookie = hashKey(p, f.x)
+	if f.setCookie != "" {
+		t.Fatalf("persistent: a cookie %q before the member is known", f.setCookie)
+	}
+	i := f.pickMember(nil)
+	c, err := http.ParseSetCookie(f.setCookie)
+	if err != nil {
+		t.Fatalf("Set-Cookie %q: %v", f.setCookie, err)
+	}
+	want := string(balancer.AppendMemberKey(nil, balancer.MemberKey(f.set.Member(i).Address))) + "|" + p.AffinityTag
+	if c.Value != want {
+		t.Fatalf("cookie %q, want %q (the member's key and the pool's tag)", c.Value, want)
+	}
+	// The client that sends it back goes to that member, without a new
+	// cookie; a retry keeps the cookie.
+	g := &forwarding{pool: p, set: p.Members(), x: affinityRequest(c.Value)}
+	g.key, g.setCookie = hashKey(p, g.x)
+	if j := g.pickMember(nil); j != i || g.setCookie != "" {
+		t.Fatalf("with its cookie: member %d, cookie %q; want %d and none", j, g.setCookie, i)
+	}
+	if j := g.pickMember([]int{i}); j == i || j < 0 || g.setCookie != "" {
+		t.Fatalf("retry: member %d, cookie %q; want another member and no cookie", j, g.setCookie)
+	}
+}
+
+func TestStickyTarget(t *testing.T) {
+	state := upstream.NewState()
+	build := func(name string, h *config.Hash) *upstream.Pool {
+		p, err := state.Build(name, &config.Pool{Balance: config.BalanceHash, Hash: h, Members: []config.Member{{Address: "127.0.0.1:1"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Transport.Close)
+		return p
+	}
+	main, canary := build("main", &config.Hash{By: config.HashByCookie}), build("canary", &config.Hash{By: config.HashByCookie})
+	other := build("other", &config.Hash{By: config.HashByClientIP})
+	if main.AffinityTag == canary.AffinityTag || other.AffinityTag != "" {
+		t.Fatalf("tags %q %q %q: want two different ones and none for client_ip", main.AffinityTag, canary.AffinityTag, other.AffinityTag)
+	}
+	targets := []Target{{Pool: main, Weight: 1}, {Pool: canary}, {Pool: other}}
+	h := New(targets, Route{Sticky: true}, Options{})
+	for _, tc := range []struct{ name, cookie, want string }{
+		{"main's cookie", "abc|" + main.AffinityTag, "main"},
+		{"canary's cookie", "abc|" + canary.AffinityTag, "canary"},
+		{"an older cookie", "abc", ""},
+		{"another pool's tag", "abc|zzz", ""},
+		{"no cookie", "", ""},
+	} {
+		got := ""
+		if t := h.stickyTarget(affinityRequest(tc.cookie)); t != nil {
+			got = t.Pool.Name
+		}
+		if got != tc.want {
+			t.Errorf("%s: target %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if New(targets, Route{}, Options{}).stickyTarget(affinityRequest("abc|"+canary.AffinityTag)) != nil {
+		t.Error("without sticky a cookie chose the target")
+	}
+}
+
+// BenchmarkAffinity measures what cookie affinity adds to a request: the
+// key from the cookie, the pick, and the sticky check of a canary split.
+func BenchmarkAffinity(b *testing.B) {
+	var addrs []string
+	for i := range 100 {
+		addrs = append(addrs, fmt.Sprintf("10.0.%d.%d:8080", i/250, i%250+1))
+	}
+	state := upstream.NewState()
+	for _, mode := range []config.AffinityMode{config.AffinityBalanced, config.AffinityPersistent} {
+		cfg := config.Pool{Balance: config.BalanceHash, Hash: &config.Hash{By: config.HashByCookie, Cookie: &config.AffinityCookie{Mode: mode}}}
+		for _, a := range addrs {
+			cfg.Members = append(cfg.Members, config.Member{Address: a})
+		}
+		p, err := state.Build("pool-"+string(mode), &cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Transport.Close()
+		token := "3nmk1fxvwgps5"
+		if mode == config.AffinityPersistent {
+			token = string(balancer.AppendMemberKey(nil, balancer.MemberKey(addrs[42])))
+		}
+		x := affinityRequest(token + "|" + p.AffinityTag)
+		b.Run(string(mode)+"/cookie", func(b *testing.B) {
+			b.ReportAllocs()
+			f := &forwarding{pool: p, set: p.Members(), x: x}
+			for b.Loop() {
+				f.key, f.setCookie = hashKey(p, x)
+				f.pickMember(nil)
+			}
+		})
+		other := build100(b, state, mode)
+		h := New([]Target{{Pool: other, Weight: 99}, {Pool: p, Weight: 1}}, Route{Sticky: true}, Options{})
+		b.Run(string(mode)+"/sticky", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if h.stickyTarget(x) == nil {
+					b.Fatal("no sticky target")
+				}
+			}
+		})
+	}
+}
+
+func build100(b *testing.B, state *upstream.State, mode config.AffinityMode) *upstream.Pool {
+	p, err := state.Build("main-"+string(mode), &config.Pool{Balance: config.BalanceHash,
+		Hash: &config.Hash{By: config.HashByCookie, Cookie: &config.AffinityCookie{Mode: mode}}, Members: []config.Member{{Address: "10.1.0.1:80"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(p.Transport.Close)
+	return p
 }

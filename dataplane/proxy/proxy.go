@@ -102,6 +102,10 @@ type Route struct {
 	// BufferResponse, when positive, reads members' answers whole up to
 	// this many bytes before sending them (config.Buffering.Response).
 	BufferResponse int64
+	// Sticky sends a request whose affinity cookie a target's pool set to
+	// that target before any weight is drawn, targets of weight 0
+	// included (config.Action.Sticky).
+	Sticky bool
 }
 
 // Retry is a route's retry policy (config.Retry): which answers are tried
@@ -188,7 +192,10 @@ var _ exchange.Handler = (*Handler)(nil)
 
 // Serve forwards the request and streams the response.
 func (h *Handler) Serve(w http.ResponseWriter, x *exchange.Request) {
-	t := h.pickTarget()
+	t := h.stickyTarget(x)
+	if t == nil {
+		t = h.pickTarget()
+	}
 	if t.Answer != nil {
 		t.Answer.Serve(w, x)
 		return
@@ -459,7 +466,7 @@ func (f *forwarding) pick() *balancer.Member {
 	if f.h.route.Retry != nil && f.ntried >= f.set.Len() {
 		tried = nil
 	}
-	i := f.pool.Algorithm.Pick(f.set, f.key, tried)
+	i := f.pickMember(tried)
 	if i < 0 {
 		return nil
 	}

@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,15 +49,20 @@ type PoolStats struct {
 
 // Pool is a pool of one configuration generation.
 type Pool struct {
-	Name      string
-	Scheme    config.Scheme
-	Source    config.MembersFrom
-	Balance   config.Balance
-	Hash      config.Hash // meaningful with balance: hash; cookie defaults filled
-	Retries   int
-	Transport *Transport
-	Algorithm balancer.Algorithm
-	Stats     *PoolStats
+	Name    string
+	Scheme  config.Scheme
+	Source  config.MembersFrom
+	Balance config.Balance
+	Hash    config.Hash // meaningful with balance: hash; cookie defaults filled
+	// AffinityTag names the pool in its session cookies (hash by: cookie),
+	// so that a weighted action with sticky finds the pool that set a
+	// cookie: the base-36 HashKey of the pool's name, the same in every
+	// process. Empty for other pools.
+	AffinityTag string
+	Retries     int
+	Transport   *Transport
+	Algorithm   balancer.Algorithm
+	Stats       *PoolStats
 	// Latency observes the seconds from sending a request to a member to
 	// its response head. Nil observes nothing.
 	Latency Observer
@@ -130,11 +136,14 @@ func (s *State) Build(name string, cfg *config.Pool) (*Pool, error) {
 		dialer:    newMemberDialer(settings.connectTimeout, settings.sendTimeout),
 	}
 	p.Algorithm, p.Hash = s.algorithm(name, cfg)
+	if p.Hash.By == config.HashByCookie {
+		p.AffinityTag = strconv.FormatUint(balancer.HashKey(name), 36)
+	}
 	if old := s.committed[name]; old != nil && old.Source == config.MembersAPI && p.Source == config.MembersAPI {
 		p.members = old.members
 	} else {
 		p.members = new(atomic.Pointer[balancer.Set])
-		p.members.Store(s.memberSet(cfg.Members, p.Balance))
+		p.members.Store(s.memberSet(cfg.Members, p.Algorithm))
 	}
 	return p, nil
 }
@@ -158,6 +167,12 @@ func (s *State) algorithm(name string, cfg *config.Pool) (balancer.Algorithm, co
 				c.Path = "/"
 			}
 			h.Cookie = &c
+			if c.Mode == config.AffinityPersistent {
+				return balancer.Persistent{}, h
+			}
+		}
+		if h.SubsetSize > 0 {
+			return balancer.Subset{Size: h.SubsetSize}, h
 		}
 		return balancer.Hash{}, h
 	}
@@ -347,7 +362,7 @@ func (s *State) SetMembers(name string, members []config.Member) error {
 	case sameMembers(p.Members(), members):
 		return nil
 	}
-	p.members.Store(s.memberSet(members, p.Balance))
+	p.members.Store(s.memberSet(members, p.Algorithm))
 	s.pruneStats()
 	return nil
 }
@@ -373,15 +388,15 @@ func (s *State) Pools() map[string]*Pool {
 }
 
 // memberSet builds a set whose members share the counters of their
-// address, with its hash ring ready for a hash pool.
-func (s *State) memberSet(members []config.Member, balance config.Balance) *balancer.Set {
+// address, with what the pool's algorithm needs (a hash ring, say) ready.
+func (s *State) memberSet(members []config.Member, alg balancer.Algorithm) *balancer.Set {
 	list := make([]balancer.Member, len(members))
 	for i, m := range members {
 		list[i] = balancer.Member{Address: m.Address, Weight: max(m.Weight, 1), Stats: s.statsFor(m.Address)}
 	}
 	set := balancer.NewSet(list)
-	if balance == config.BalanceHash {
-		set.PrepareRing()
+	if p, ok := alg.(balancer.Preparer); ok {
+		p.Prepare(set)
 	}
 	return set
 }
