@@ -278,10 +278,12 @@ func dropMissingGroups(target, regex string) string {
 	})
 }
 
+// isZeroPolicies reports whether a route's policies do nothing: a satisfy
+// mode alone combines no access policies.
 func isZeroPolicies(p *config.Policies) bool {
-	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.RateLimit == nil && p.MaxBody == nil &&
-		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && p.Retry == nil &&
-		p.ResponseRewrite == nil && p.Buffering == nil
+	q := *p
+	q.Satisfy = ""
+	return q.IsZero()
 }
 
 // poolAction renders the pool of a backend with settings and returns the

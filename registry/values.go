@@ -160,6 +160,18 @@ func ObjectName(kind ObjectKind) func(string) error {
 // presence is what counts.
 func Any(string) error { return nil }
 
+// SplitList reads a list separated by commas, as ingress-nginx reads its
+// CIDR lists: each item trimmed, empty items dropped; nil for none.
+func SplitList(v string) []string {
+	var out []string
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
 // Trimmed validates a value with the white space around it removed, as
 // ingress-nginx's string parser trims values.
 func Trimmed(validate func(string) error) func(string) error {

@@ -169,29 +169,7 @@ func allowList(values map[string]string) ([]string, string) {
 	if !ok {
 		return nil, ""
 	}
-	return split(v), key
-}
-
-func split(v string) []string {
-	var out []string
-	for item := range strings.SplitSeq(v, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
-}
-
-func validList(items []string) error {
-	if len(items) > config.MaxSourceRanges {
-		return fmt.Errorf("%d entries, more than %d", len(items), config.MaxSourceRanges)
-	}
-	for i, item := range items {
-		if _, err := config.ParsePrefix(item); err != nil {
-			return fmt.Errorf("entry %d: %v", i+1, err)
-		}
-	}
-	return nil
+	return registry.SplitList(v), key
 }
 
 // burst is limit × multiplier within the data plane's bound.
@@ -208,4 +186,4 @@ func kib(values map[string]string, key string) config.ByteSize {
 }
 
 // validAllowList checks a list of CIDRs and addresses.
-func validAllowList(v string) error { return validList(split(v)) }
+func validAllowList(v string) error { return config.CheckRanges(registry.SplitList(v)) }

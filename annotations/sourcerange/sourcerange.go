@@ -6,7 +6,6 @@
 package sourcerange
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/core"
@@ -53,7 +52,7 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	}
 	allowValue, hasAllow := values[allowKey]
 	denyValue, hasDeny := values["denylist-source-range"]
-	allow, deny := split(allowValue), split(denyValue)
+	allow, deny := registry.SplitList(allowValue), registry.SplitList(denyValue)
 	for _, empty := range []struct {
 		key     string
 		present bool
@@ -74,25 +73,5 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	}
 }
 
-func split(v string) []string {
-	var out []string
-	for item := range strings.SplitSeq(v, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
-}
-
-func validList(v string) error {
-	items := split(v)
-	if len(items) > config.MaxSourceRanges {
-		return fmt.Errorf("%d entries, more than %d", len(items), config.MaxSourceRanges)
-	}
-	for i, item := range items {
-		if _, err := config.ParsePrefix(item); err != nil {
-			return fmt.Errorf("entry %d: %v", i+1, err)
-		}
-	}
-	return nil
-}
+// validList checks a comma-separated list of CIDRs and addresses.
+func validList(v string) error { return config.CheckRanges(registry.SplitList(v)) }

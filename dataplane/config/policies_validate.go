@@ -195,7 +195,7 @@ func validateMirrors(l *errorList, path string, mirrors []Mirror) {
 // to a member to rewrite, change or time.
 func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 	switch {
-	case a.Redirect != nil && !p.empty():
+	case a.Redirect != nil && !p.IsZero():
 		l.add(path, "a redirect answers before any policy runs, so these would protect nothing; put them on the routes the redirect leads to")
 	case a.Respond != nil:
 		if p.Rewrite != nil {
@@ -222,8 +222,9 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 	}
 }
 
-// empty reports whether no policy is set.
-func (p *Policies) empty() bool {
+// IsZero reports whether no policy is set (TestPoliciesIsZero keeps the
+// list of fields true).
+func (p *Policies) IsZero() bool {
 	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.RateLimit == nil && p.Satisfy == "" && p.MaxBody == nil &&
 		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0 && p.Retry == nil &&
 		p.ResponseRewrite == nil && p.Buffering == nil
@@ -240,6 +241,21 @@ func validateLocalPath(p string) error {
 	}
 	if strings.ContainsAny(p, " \t") {
 		return fmt.Errorf("%q must not hold whitespace", p)
+	}
+	return nil
+}
+
+// CheckRanges checks a list of client address ranges as allow and deny
+// take them: at most MaxSourceRanges entries, each a CIDR or an address
+// (ParsePrefix). The error names the first bad entry, counted from 1.
+func CheckRanges(ranges []string) error {
+	if len(ranges) > MaxSourceRanges {
+		return fmt.Errorf("%d entries, more than %d", len(ranges), MaxSourceRanges)
+	}
+	for i, r := range ranges {
+		if _, err := ParsePrefix(r); err != nil {
+			return fmt.Errorf("entry %d: %v", i+1, err)
+		}
 	}
 	return nil
 }

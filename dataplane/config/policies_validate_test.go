@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
@@ -339,5 +340,34 @@ func TestRewriteUsesCaptures(t *testing.T) {
 	var none *config.Rewrite
 	if none.UsesCaptures() {
 		t.Error("a nil rewrite uses captures")
+	}
+}
+
+// TestPoliciesIsZero keeps IsZero's list of fields true: setting any one
+// field of config.Policies makes it non-zero.
+func TestPoliciesIsZero(t *testing.T) {
+	if p := (&config.Policies{}); !p.IsZero() {
+		t.Fatal("IsZero is false for the zero Policies")
+	}
+	typ := reflect.TypeFor[config.Policies]()
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		t.Run(f.Name, func(t *testing.T) {
+			var p config.Policies
+			v := reflect.ValueOf(&p).Elem().Field(i)
+			switch f.Type.Kind() {
+			case reflect.Pointer:
+				v.Set(reflect.New(f.Type.Elem()))
+			case reflect.Slice:
+				v.Set(reflect.MakeSlice(f.Type, 1, 1))
+			case reflect.String:
+				v.SetString("x")
+			default:
+				t.Fatalf("field %s of kind %s: teach this test to set it", f.Name, f.Type.Kind())
+			}
+			if p.IsZero() {
+				t.Errorf("IsZero is true with %s set", f.Name)
+			}
+		})
 	}
 }
