@@ -3,6 +3,7 @@
 //	ramjet-ingress run --base F --out D --admin-socket S [flags]   the controller
 //	ramjet-ingress bootstrap --base F --out D                      the first configuration
 //	ramjet-ingress translate -f PATH [flags]   what Ramjet would serve for manifests
+//	ramjet-ingress translate --nginx-configmap F   chart values for ingress-nginx's ConfigMap
 //	ramjet-ingress annotations                 the compiled-in annotation families
 //	ramjet-ingress version (or --version)      the version and the commit
 package main
@@ -10,6 +11,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -25,6 +27,7 @@ import (
 	"github.com/ramjet-dev/ramjet/sources/gatewayservice"
 	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/sources/offline"
+	"github.com/ramjet-dev/ramjet/sources/offline/nginxconfig"
 )
 
 func main() {
@@ -189,8 +192,15 @@ func translate(args []string) (int, error) {
 	output := fs.StringP("output", "o", "text", "text (for a person), yaml or json")
 	check := fs.Bool("check", false, "exit 1 when an object is not served as written")
 	out := fs.String("out", "", "also write the generated files (certificates, keys, htpasswd) into this directory, mode 0600")
+	nginxConfigMap := fs.String("nginx-configmap", "", `instead of translating manifests, read ingress-nginx's controller ConfigMap (or its chart's values, controller.config) from this file (- for stdin) and print the Ramjet chart values with the same settings, and what happens instead for each key without a counterpart`)
 	if err := fs.Parse(args); err != nil {
 		return 0, err
+	}
+	if *nginxConfigMap != "" {
+		if len(*files) > 0 {
+			return 0, fmt.Errorf("translate: --nginx-configmap translates the controller's settings, -f the objects: run them one at a time")
+		}
+		return 0, translateConfigMap(*nginxConfigMap, *output)
 	}
 	if len(*files) == 0 {
 		return 0, fmt.Errorf("translate: give manifests with -f (a file, a folder or -)")
@@ -217,6 +227,27 @@ func translate(args []string) (int, error) {
 		return 1, nil
 	}
 	return 0, nil
+}
+
+// translateConfigMap prints the chart values that carry the settings of
+// ingress-nginx's controller ConfigMap in file.
+func translateConfigMap(file, output string) error {
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(os.Stdin)
+		file = "stdin"
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return fmt.Errorf("--nginx-configmap: %w", err)
+	}
+	settings, err := nginxconfig.Read(file, data)
+	if err != nil {
+		return fmt.Errorf("--nginx-configmap: %w", err)
+	}
+	return nginxconfig.Translate(settings).Write(os.Stdout, output)
 }
 
 func annotations(args []string) error {

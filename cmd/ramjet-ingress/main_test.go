@@ -188,6 +188,24 @@ func TestTranslateCommand(t *testing.T) {
 			t.Errorf("json gatewayConditions = %+v (%v), want the one BackendNotFound:\n%s", report.GatewayConditions, err, out)
 		}
 	})
+	t.Run("ingress-nginx's ConfigMap", func(t *testing.T) {
+		cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ingress-nginx-controller}\ndata: {proxy-body-size: 8m, use-gzip: \"true\"}\n"
+		out, code := run(cm, "translate", "--nginx-configmap", "-")
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		for _, want := range []string{"max_request_body_bytes: 8MiB", "#   use-gzip: ramjetd does not compress"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		}
+		if out, code := run(cm, "translate", "--nginx-configmap", "-", "-f", "-"); code == 0 || !strings.Contains(out, "one at a time") {
+			t.Errorf("--nginx-configmap with -f: exit %d:\n%s", code, out)
+		}
+		if out, code := run("kind: Service\n", "translate", "--nginx-configmap", "-"); code == 0 || !strings.Contains(out, "holds no ConfigMap") {
+			t.Errorf("no ConfigMap: exit %d:\n%s", code, out)
+		}
+	})
 	t.Run("json and --check", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "m.yaml")
 		os.WriteFile(path, []byte(manifest), 0o600)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -42,32 +40,7 @@ import (
 //	                   (expected)
 //
 // go test -update rewrites the expected sections.
-func TestGolden(t *testing.T) {
-	paths, err := filepath.Glob("testdata/*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no golden cases: %v", err)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			a := golden.ReadArchive(t, path)
-			got := translate(t, a)
-			if golden.Update() {
-				for name, content := range got {
-					a.Set(name, content)
-				}
-				if err := os.WriteFile(path, a.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			for _, name := range []string{"status.yaml", "ramjet.yaml", "findings"} {
-				if want := a.Get(name); got[name] != want {
-					t.Errorf("%s differs (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", name, got[name], want)
-				}
-			}
-		})
-	}
-}
+func TestGolden(t *testing.T) { golden.RunCases(t, "testdata/*.txtar", translate) }
 
 type caseOptions struct {
 	Features    []gatewayv1.FeatureName         `yaml:"features"`

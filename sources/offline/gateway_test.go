@@ -1,8 +1,6 @@
 package offline_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,26 +26,9 @@ import (
 //
 // go test -update rewrites the report sections.
 func TestGatewayCheck(t *testing.T) {
-	paths, err := filepath.Glob("testdata/gateway-*.txtar")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no golden cases: %v", err)
-	}
-	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			a := golden.ReadArchive(t, path)
-			got := checkReport(t, a.Get("input.yaml"))
-			if golden.Update() {
-				a.Set("report", got)
-				if err := os.WriteFile(path, a.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if want := a.Get("report"); got != want {
-				t.Errorf("report differs (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", got, want)
-			}
-		})
-	}
+	golden.RunCases(t, "testdata/gateway-*.txtar", func(t *testing.T, a *golden.Archive) map[string]string {
+		return map[string]string{"report": checkReport(t, a.Get("input.yaml"))}
+	})
 }
 
 // checkReport translates manifests on the shared listeners and renders

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -236,4 +237,35 @@ func (a *Archive) Bytes() []byte {
 		b.WriteString(a.sections[name])
 	}
 	return b.Bytes()
+}
+
+// RunCases runs each txtar file matching pattern as a subtest: render
+// gives the sections it computes from the case, which -update writes into
+// the file and a plain run compares with the file's.
+func RunCases(t *testing.T, pattern string, render func(t *testing.T, a *Archive) map[string]string) {
+	paths, err := filepath.Glob(pattern)
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden cases %s: %v", pattern, err)
+	}
+	for _, path := range paths {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			a := ReadArchive(t, path)
+			got := render(t, a)
+			names := slices.Sorted(maps.Keys(got))
+			if Update() {
+				for _, name := range names {
+					a.Set(name, got[name])
+				}
+				if err := os.WriteFile(path, a.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			for _, name := range names {
+				if want := a.Get(name); got[name] != want {
+					t.Errorf("%s differs (run with -update and review the diff):\n--- got\n%s\n--- want\n%s", name, got[name], want)
+				}
+			}
+		})
+	}
 }
