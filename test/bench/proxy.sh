@@ -18,6 +18,8 @@ if [ "$(id -u)" != 0 ]; then
 fi
 missing=
 command -v nginx >/dev/null 2>&1 || missing="$missing nginx-light"
+# ssl_preread, nginx's side of the ssl-passthrough cells
+[ -e /usr/lib/nginx/modules/ngx_stream_module.so ] || missing="$missing libnginx-mod-stream"
 command -v haproxy >/dev/null 2>&1 || missing="$missing haproxy"
 command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
 command -v h2load >/dev/null 2>&1 || missing="$missing nghttp2-client"

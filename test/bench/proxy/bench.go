@@ -38,6 +38,7 @@ func (t trial) progress() string {
 func (b *bench) runOne(ctx context.Context, k contender, c cell) (trial, error) {
 	d := b.backend
 	d.Auth = c.auth
+	d.Passthrough = c.passthrough
 	var err error
 	if d.HTTP, err = freePort(); err != nil {
 		return trial{}, err

@@ -64,6 +64,9 @@ type cell struct {
 	mode mode
 	rate int // requests (or connections) per second of the fixed-rate pass
 	auth auth
+	// passthrough: the proxy splices the TLS connection to the backend's
+	// HTTPS port by its server name, undecrypted.
+	passthrough bool
 }
 
 // allCells are the cells of a full run, in order.
@@ -74,6 +77,8 @@ var allCells = []cell{
 	{id: "https-100k", name: "HTTPS/1.1 100 KiB", tls: true, path: "/100k", mode: keepAlive, rate: 1500},
 	{id: "handshake", name: "HTTPS new connection per request, 1 KiB", tls: true, path: "/1k", mode: newConn, rate: 500},
 	{id: "h2-1k", name: "HTTP/2 (TLS) 1 KiB", tls: true, path: "/1k", mode: http2, rate: 4000},
+	{id: "passthrough-100k", name: "HTTPS/1.1 100 KiB, ssl-passthrough (spliced by SNI)", tls: true, passthrough: true, path: "/100k", mode: keepAlive, rate: 1500},
+	{id: "passthrough-handshake", name: "HTTPS new connection per request, 1 KiB, ssl-passthrough", tls: true, passthrough: true, path: "/1k", mode: newConn, rate: 500},
 	{id: "auth-1k", name: "HTTP/1.1 1 KiB, external auth", path: "/1k", mode: keepAlive, rate: 2000, auth: authAsked},
 	{id: "auth-cached-1k", name: "HTTP/1.1 1 KiB, external auth cached", path: "/1k", mode: keepAlive, rate: 2000, auth: authCached},
 }
@@ -89,7 +94,10 @@ func (c cell) headerArgs() []string {
 
 // url is the cell's address on a proxy listening on httpPort and httpsPort.
 func (c cell) url(httpPort, httpsPort int) string {
-	if c.tls {
+	switch {
+	case c.passthrough:
+		return fmt.Sprintf("https://%s:%d%s", passthroughHost, httpsPort, c.path)
+	case c.tls:
 		return fmt.Sprintf("https://127.0.0.1:%d%s", httpsPort, c.path)
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d%s", httpPort, c.path)

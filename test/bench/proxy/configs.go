@@ -15,11 +15,31 @@ type configData struct {
 	Dir                  string // the run folder: pid files, logs, temp files
 	Docroot              string // the backend's static files
 	HTTP, HTTPS, Backend int    // ports on 127.0.0.1
-	Cert, Key, Bundle    string // see certFiles
+	// BackendTLS is the backend's HTTPS port, which the passthrough cells
+	// reach through the proxies with the client's TLS.
+	BackendTLS        int
+	Cert, Key, Bundle string // see certFiles
 	// Auth is the cell's external authentication: the proxy asks the
 	// backend's /auth about every request (or remembers its answers).
 	Auth auth
+	// Passthrough: the proxy's HTTPS port splices the TLS connections
+	// that name passthroughHost (SNI) to BackendTLS undecrypted, as
+	// ingress-nginx's ssl-passthrough, instead of terminating TLS.
+	Passthrough bool
 }
+
+// passthroughHost is the server name the passthrough cells' clients send
+// (SNI); it resolves to 127.0.0.1, and the certificate covers it.
+const passthroughHost = "localhost"
+
+// tlsSettings is the TLS every nginx of the bench is set to: TLS 1.3, one
+// cipher suite and X25519 first, which check verifies.
+const tlsSettings = `
+    ssl_protocols TLSv1.3;
+    ssl_ecdh_curve X25519:prime256v1;
+    ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;
+    ssl_certificate "{{.Cert}}";
+    ssl_certificate_key "{{.Key}}";`
 
 // safePathRE is what a path in a configuration may be made of.
 var safePathRE = regexp.MustCompile(`^/[A-Za-z0-9/._-]+$`)
@@ -70,16 +90,21 @@ events { worker_connections 16384; }
 // keep-alive connections that last, stub_status for the count of
 // connections the proxies open to it, and /auth, the authentication
 // service of the authenticated cells, which answers 200 to the requests
-// with the bench's Authorization header and 401 to the others.
+// with the bench's Authorization header and 401 to the others. Its HTTPS
+// port, with the proxies' TLS settings, is what the passthrough cells
+// reach.
 var backendConfig = template.Must(template.New("backend").Parse(`{{define "name"}}backend{{end}}` + nginxCommon + `
 http {
-    {{- template "temp" .}}
+    {{- template "temp" .}}` + tlsSettings + `
     sendfile on;
     tcp_nopush on;
     keepalive_requests 1000000;
     keepalive_timeout 300s;
     server {
         listen 127.0.0.1:{{.Backend}} backlog=4096;
+        {{- if .BackendTLS}}
+        listen 127.0.0.1:{{.BackendTLS}} ssl backlog=4096;
+        {{- end}}
         root "{{.Docroot}}";
         location = /status { stub_status; }
         location = /auth {
@@ -101,17 +126,27 @@ http {
 // X-Auth-Request-Redirect and X-Sent-From, kept-alive connections to the
 // service as ramjetd's external_auth keepalive) and, cached, remembers the
 // answers 5 minutes by the Authorization header in a proxy_cache, as
-// ingress-nginx's auth-cache-key does.
-var nginxConfig = template.Must(template.New("nginx").Parse(`{{define "name"}}nginx{{end}}` + nginxCommon + `
+// ingress-nginx's auth-cache-key does. With Passthrough, the HTTPS port is
+// a stream server that reads the server name with ssl_preread and splices
+// the connection to the backend's HTTPS port by a map of names.
+var nginxConfig = template.Must(template.New("nginx").Parse(`{{define "name"}}nginx{{end}}` +
+	`{{if .Passthrough}}load_module /usr/lib/nginx/modules/ngx_stream_module.so;
+{{end}}` + nginxCommon + `
+{{- if .Passthrough}}
+stream {
+    upstream backend_tls { server 127.0.0.1:{{.BackendTLS}}; }
+    map $ssl_preread_server_name $passthrough { ` + passthroughHost + ` backend_tls; }
+    server {
+        listen 127.0.0.1:{{.HTTPS}} backlog=4096;
+        ssl_preread on;
+        proxy_pass $passthrough;
+    }
+}
+{{- end}}
 http {
     {{- template "temp" .}}
     keepalive_requests 1000000;
-    keepalive_timeout 75s;
-    ssl_protocols TLSv1.3;
-    ssl_ecdh_curve X25519:prime256v1;
-    ssl_conf_command Ciphersuites TLS_AES_128_GCM_SHA256;
-    ssl_certificate "{{.Cert}}";
-    ssl_certificate_key "{{.Key}}";
+    keepalive_timeout 75s;` + tlsSettings + `
     {{- if eq .Auth "cached"}}
     proxy_cache_path "{{.Dir}}/nginx-authcache" levels=1 keys_zone=auth:1m;
     {{- end}}
@@ -123,7 +158,9 @@ http {
     }
     server {
         listen 127.0.0.1:{{.HTTP}} backlog=4096;
+        {{- if not .Passthrough}}
         listen 127.0.0.1:{{.HTTPS}} ssl http2 backlog=4096;
+        {{- end}}
         location / {
             {{- if .Auth}}
             auth_request /_auth;
@@ -172,7 +209,10 @@ http {
 
 // haproxyConfig is HAProxy as the proxy under test: one thread, no log,
 // idle server connections shared by all clients (http-reuse always), 32
-// KiB buffers and the forwarding headers ramjetd sets.
+// KiB buffers and the forwarding headers ramjetd sets. With Passthrough,
+// the HTTPS port is a TCP frontend that waits for the ClientHello and
+// splices the connections naming passthroughHost (req_ssl_sni) to the
+// backend's HTTPS port.
 var haproxyConfig = template.Must(template.New("haproxy").Parse(`global
     nbthread 1
     maxconn 8000
@@ -188,7 +228,9 @@ defaults
 
 frontend proxy
     bind 127.0.0.1:{{.HTTP}}
+    {{- if not .Passthrough}}
     bind 127.0.0.1:{{.HTTPS}} ssl crt "{{.Bundle}}" alpn h2,http/1.1 ssl-min-ver TLSv1.3 curves X25519:P-256 ciphersuites TLS_AES_128_GCM_SHA256
+    {{- end}}
     option forwardfor
     http-request set-header X-Forwarded-Host %[req.hdr(host)]
     http-request set-header X-Forwarded-Proto https if { ssl_fc }
@@ -202,6 +244,19 @@ frontend proxy
 backend backend
     http-reuse always
     server backend 127.0.0.1:{{.Backend}}
+{{- if .Passthrough}}
+
+frontend passthrough
+    mode tcp
+    bind 127.0.0.1:{{.HTTPS}}
+    tcp-request inspect-delay 5s
+    tcp-request content accept if { req_ssl_hello_type 1 }
+    use_backend backend_tls if { req_ssl_sni -i ` + passthroughHost + ` }
+
+backend backend_tls
+    mode tcp
+    server backend 127.0.0.1:{{.BackendTLS}}
+{{- end}}
 `))
 
 // ramjetdConfig is ramjetd with one catch-all application, one route and
@@ -210,7 +265,9 @@ backend backend
 // the route's external_auth asks the backend's /auth (a loopback address,
 // which allow_loopback_members permits), keeping up to 128 connections to
 // it for a million requests each as nginx's upstream does, and, cached,
-// remembers the answers 5 minutes by the Authorization header.
+// remembers the answers 5 minutes by the Authorization header. With
+// Passthrough, an application for passthroughHost splices its TLS
+// connections to the backend's HTTPS port.
 var ramjetdConfig = template.Must(template.New("ramjetd").Parse(`server:
   listeners:
     http: {address: "127.0.0.1:{{.HTTP}}"}
@@ -223,7 +280,18 @@ tenants:
   bench:
     pools:
       backend: {members: ["127.0.0.1:{{.Backend}}"]}
+      {{- if .Passthrough}}
+      backend_tls: {members: ["127.0.0.1:{{.BackendTLS}}"]}
+      {{- end}}
     applications:
+      {{- if .Passthrough}}
+      passthrough:
+        domains: [` + passthroughHost + `]
+        passthrough: {pool: backend_tls}
+        routes:
+          - match: {path: {prefix: /}}
+            action: {pool: backend}
+      {{- end}}
       all:
         domains: ["*"]
         routes:

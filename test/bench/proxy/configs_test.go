@@ -11,16 +11,17 @@ import (
 )
 
 // configFor writes the configurations of every contender and the backend
-// for a cell with external authentication a, in a fresh run folder.
-func configFor(t *testing.T, a auth) (configData, map[string]string) {
+// for a cell with external authentication a (or passthrough), in a fresh
+// run folder.
+func configFor(t *testing.T, a auth, passthrough ...bool) (configData, map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
 	cert, err := writeCert(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := configData{Dir: dir, Docroot: dir + "/www", HTTP: 8001, HTTPS: 8002, Backend: 8003,
-		Cert: cert.cert, Key: cert.key, Bundle: cert.bundle, Auth: a}
+	d := configData{Dir: dir, Docroot: dir + "/www", HTTP: 8001, HTTPS: 8002, Backend: 8003, BackendTLS: 8004,
+		Cert: cert.cert, Key: cert.key, Bundle: cert.bundle, Auth: a, Passthrough: len(passthrough) > 0 && passthrough[0]}
 	texts := map[string]string{}
 	for _, k := range append(contenders("ramjetd"), contender{name: "backend", file: "backend.conf", config: backendConfig}) {
 		path, err := writeConfig(k.config, d, k.file)
@@ -83,6 +84,45 @@ func TestRamjetdAuthConfig(t *testing.T) {
 				t.Errorf("cache key %v, want %v", key, tc.cacheKey)
 			}
 		})
+	}
+}
+
+// TestPassthroughConfigs: with Passthrough every proxy splices the HTTPS
+// port's connections that name passthroughHost to the backend's HTTPS
+// port, and terminates no TLS there; without it none does.
+func TestPassthroughConfigs(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		_, texts := configFor(t, noAuth, on)
+		cfg, err := config.Decode([]byte(texts["ramjetd"]))
+		if err != nil {
+			t.Fatalf("decode: %v\n%s", err, texts["ramjetd"])
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("validate: %v\n%s", err, texts["ramjetd"])
+		}
+		app := cfg.Tenants["bench"].Applications["passthrough"]
+		if got := app != nil && app.Passthrough != nil && app.Passthrough.Pool == "backend_tls" && slices.Equal(app.Domains, []string{passthroughHost}) &&
+			slices.Equal(cfg.Tenants["bench"].Pools["backend_tls"].Members, []config.Member{{Address: "127.0.0.1:8004"}}); got != on {
+			t.Errorf("passthrough %v: ramjetd's passthrough application %+v", on, app)
+		}
+		want := map[string][]string{
+			"nginx":   {"load_module /usr/lib/nginx/modules/ngx_stream_module.so;", "ssl_preread on;", "listen 127.0.0.1:8002 backlog=4096;", "map $ssl_preread_server_name $passthrough { localhost backend_tls; }", "server 127.0.0.1:8004;"},
+			"HAProxy": {"mode tcp", "bind 127.0.0.1:8002\n", "use_backend backend_tls if { req_ssl_sni -i localhost }", "server backend 127.0.0.1:8004"},
+		}
+		terminating := map[string]string{"nginx": "listen 127.0.0.1:8002 ssl", "HAProxy": "bind 127.0.0.1:8002 ssl"}
+		for name, lines := range want {
+			for _, w := range lines {
+				if strings.Contains(texts[name], w) != on {
+					t.Errorf("passthrough %v: %s has %q: %v\n%s", on, name, w, !on, texts[name])
+				}
+			}
+			if strings.Contains(texts[name], terminating[name]) == on {
+				t.Errorf("passthrough %v: %s terminates TLS on the HTTPS port: %v\n%s", on, name, !on, texts[name])
+			}
+		}
+		if !strings.Contains(texts["backend"], "listen 127.0.0.1:8004 ssl backlog=4096;") {
+			t.Errorf("backend.conf has no HTTPS port:\n%s", texts["backend"])
+		}
 	}
 }
 

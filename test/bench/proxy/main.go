@@ -173,7 +173,11 @@ func setup(dir string, opts options) (*bench, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.backend = configData{Dir: dir, Docroot: docroot, Backend: port, Cert: b.cert.cert, Key: b.cert.key, Bundle: b.cert.bundle}
+	tlsPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	b.backend = configData{Dir: dir, Docroot: docroot, Backend: port, BackendTLS: tlsPort, Cert: b.cert.cert, Key: b.cert.key, Bundle: b.cert.bundle}
 	config, err := writeConfig(backendConfig, b.backend, "backend.conf")
 	if err != nil {
 		return nil, err

@@ -140,7 +140,15 @@ func (rd *reportData) protocol(b *strings.Builder) {
 	if slices.ContainsFunc(rd.cells, func(cr cellResult) bool { return cr.cell.auth != noAuth }) {
 		b.WriteString(authProtocol)
 	}
+	if slices.ContainsFunc(rd.cells, func(cr cellResult) bool { return cr.cell.passthrough }) {
+		b.WriteString(passthroughProtocol)
+	}
 }
+
+// passthroughProtocol describes the cells with ssl-passthrough.
+const passthroughProtocol = `- **ssl-passthrough** (the cells "ssl-passthrough"): the proxy does not terminate TLS; it reads the ClientHello's server name (localhost, which the client sends as SNI) and splices the connection undecrypted to the backend's own HTTPS port (the same nginx on CPU 1, with the same TLS settings and certificate), which the client's TLS reaches. ramjetd: an application for localhost with a passthrough to a pool of that port; nginx: a stream server with ssl_preread on and proxy_pass through a map of $ssl_preread_server_name (ingress-nginx itself does this in its Go controller process, not in nginx); HAProxy: a mode tcp frontend that waits for the ClientHello (req_ssl_hello_type 1) and picks the backend by req_ssl_sni. The TLS work is the backend's, so these cells weigh the splice: the proxy's CPU per request is the measure.
+
+`
 
 // authProtocol describes the cells with external authentication.
 const authProtocol = `- **External authentication** (the cells "external auth"): the route asks an authentication service about every request before proxying it, as ingress-nginx's auth-url. The service is the backend's location /auth (the same nginx on CPU 1 for every proxy), which answers 200 to the load's Authorization: Bearer bench and 401 to anything else; each proxy is checked for that 401 before measuring. ramjetd: an external_auth policy with keepalive (128 connections of up to a million requests); nginx: auth_request to an internal location built like ingress-nginx's (no body, X-Original-URL, X-Original-Method, X-Auth-Request-Redirect, X-Sent-From) proxying to the backend's upstream (keepalive 128, keepalive_requests 1000000). ingress-nginx's own default is a new connection per subrequest (auth-keepalive 0); here both keep them. "cached": the answers are remembered 5 minutes by the Authorization header (ramjetd's external_auth cache, key header:Authorization; nginx proxy_cache on the auth location with proxy_cache_key $http_authorization, as ingress-nginx's auth-cache-key), so after the first request the service is not asked. HAProxy has no equivalent of auth_request (it takes a Lua or SPOE program of one's own): it is left out of these cells ("—").
