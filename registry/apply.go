@@ -297,3 +297,17 @@ func Refs(kind ObjectKind, namespace string, annotations map[string]string) []st
 	slices.Sort(names)
 	return slices.Compact(names)
 }
+
+// CheckValue checks a value of a key (without Prefix) as Apply checks an
+// annotation's: an error when no family owns the key, when Ramjet ignores
+// it, or when the value is invalid.
+func CheckValue(key, value string) error {
+	f := Owner(key)
+	switch {
+	case f == nil:
+		return fmt.Errorf("%s%s is not an annotation Ramjet knows", Prefix, key)
+	case f.keyNamed(key).Ignored != "":
+		return fmt.Errorf("%s%s has no counterpart in Ramjet", Prefix, key)
+	}
+	return validate(f, key, value)
+}

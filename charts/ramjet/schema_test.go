@@ -9,10 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ramjet-dev/ramjet/dataplane/config"
+	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/test/golden"
 )
 
@@ -37,20 +39,54 @@ func TestSchemaServer(t *testing.T) {
 	props := schema["properties"].(map[string]any)
 	if golden.Update() {
 		props["server"] = want
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(schema); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(schemaPath, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeSchema(t, schema)
 		return
 	}
 	if !reflect.DeepEqual(props["server"], want) {
 		t.Errorf("%s: properties.server is not the schema of ramjetd's config.Server; run go test ./charts/ramjet -run TestSchemaServer -update", schemaPath)
+	}
+}
+
+// TestSchemaAnnotationDefaults keeps the schema of
+// ingressController.annotationDefaults to the keys --annotation-default
+// takes (rewritten by -update).
+func TestSchemaAnnotationDefaults(t *testing.T) {
+	data, err := os.ReadFile(schemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatalf("%s: %v", schemaPath, err)
+	}
+	keys := slices.Sorted(slices.Values(ingress.ControllerDefaultKeys))
+	want := roundTrip(t, map[string]any{
+		"type":                 "object",
+		"propertyNames":        map[string]any{"enum": keys},
+		"additionalProperties": map[string]any{"type": "string"},
+	})
+	props := schema["properties"].(map[string]any)["ingressController"].(map[string]any)["properties"].(map[string]any)
+	if golden.Update() {
+		props["annotationDefaults"] = want
+		writeSchema(t, schema)
+		return
+	}
+	if !reflect.DeepEqual(props["annotationDefaults"], want) {
+		t.Errorf("%s: properties.ingressController.properties.annotationDefaults does not list ingress.ControllerDefaultKeys; run go test ./charts/ramjet -run TestSchemaAnnotationDefaults -update", schemaPath)
+	}
+}
+
+// writeSchema rewrites values.schema.json with schema.
+func writeSchema(t *testing.T, schema map[string]any) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(schema); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(schemaPath, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

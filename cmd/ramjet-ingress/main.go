@@ -67,7 +67,7 @@ type translationFlags struct {
 	ingressClass, controllerClass, backendTLSVerify, globalAuthURL         string
 	ingress, gatewayAPI, withoutClass, crossNamespace, externalName        bool
 	sslPassthrough                                                         bool
-	assumeClasses                                                          []string
+	assumeClasses, annotationDefaults                                      []string
 	limitStatus                                                            int
 	gateway                                                                gatewayFlags
 	// publishService is run's --publish-service: in the Gateway API's
@@ -93,6 +93,7 @@ func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.globalAuthURL, "global-auth-url", "", `external authentication of every Ingress without an auth-url of its own, unless it says enable-global-auth: "false" (ingress-nginx's global-auth-url); empty: none`)
 	fs.IntVar(&f.limitStatus, "limit-status-code", ingress.DefaultLimitStatus, "status of the requests the limit-rps, limit-rpm and limit-connections annotations refuse, 400..599 (ingress-nginx's limit-req-status-code and limit-conn-status-code; 429 is Too Many Requests)")
 	fs.BoolVar(&f.sslPassthrough, "enable-ssl-passthrough", false, `serve ssl-passthrough: "true" (TLS connections spliced undecrypted to the Service by their server name); off: the key is ignored with a finding, as ingress-nginx without the flag`)
+	fs.StringArrayVar(&f.annotationDefaults, "annotation-default", nil, `KEY=VALUE: the value of an annotation key for every Ingress that does not have it, as ingress-nginx's ConfigMap key of the same name (proxy-read-timeout=600, ssl-redirect=false, ...); repeatable; see docs/controller.md`)
 	fs.StringVar(&f.defaultBackend, "default-backend", "", "namespace/name:port of the Service answering unmatched requests (default: 404)")
 	fs.StringVar(&f.defaultCert, "default-ssl-certificate", "", "namespace/name of the TLS Secret for hosts without their own certificate (default: a generated one)")
 	fs.StringVar(&f.httpsListener, "https-listener", "https", "name of the base's listener that serves HTTPS")
@@ -132,6 +133,10 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 	if err != nil {
 		return sources.Options{}, nil, err
 	}
+	defaults, err := ingress.ParseAnnotationDefaults(f.annotationDefaults, sel)
+	if err != nil {
+		return sources.Options{}, nil, err
+	}
 	base, err := f.loadBase()
 	if err != nil {
 		return sources.Options{}, nil, err
@@ -145,7 +150,7 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 			IngressClass: f.ingressClass, ControllerClass: f.controllerClass,
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
 			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: f.limitStatus,
-			SSLPassthrough: f.sslPassthrough,
+			SSLPassthrough: f.sslPassthrough, AnnotationDefaults: defaults,
 		}})
 	}
 	if f.gatewayAPI {

@@ -67,6 +67,10 @@ type Options struct {
 	SSLPassthrough bool
 	// Annotations are the enabled families.
 	Annotations registry.Selection
+	// AnnotationDefaults are --annotation-default: values of some keys
+	// (ControllerDefaultKeys, without registry.Prefix) for the Ingresses
+	// that do not have them, as ingress-nginx's ConfigMap sets them.
+	AnnotationDefaults map[string]string
 	// AssumeClasses are class names (ingressClassName or the annotation)
 	// treated as this controller's: the translate command's way to show
 	// what Ramjet would serve once Ingresses switch to it.
@@ -114,7 +118,7 @@ type translation struct {
 
 func (t *translation) run() *core.Contribution {
 	t.c = &core.Contribution{Origin: OriginOf(t.ing)}
-	applied := registry.Apply(t.opts.Annotations, t.c.Origin, t.ing.Annotations, t.snap)
+	applied := registry.Apply(t.opts.Annotations, t.c.Origin, withDefaults(t.ing.Annotations, t.opts.AnnotationDefaults), t.snap)
 	t.c.Settings, t.c.Refused = applied.Settings, applied.Refused
 	t.c.Findings = append(t.c.Findings, applied.Findings...)
 	if t.rewritesAPath() {

@@ -140,6 +140,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	globalAuthURL := fs.String("global-auth-url", "", "")
 	limitStatus := fs.Int("limit-status-code", ingress.DefaultLimitStatus, "")
 	sslPassthrough := fs.Bool("enable-ssl-passthrough", false, "")
+	annotationDefaults := fs.StringArray("annotation-default", nil, "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
@@ -148,6 +149,10 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 		t.Fatal(err)
 	}
 	verify, err := ingress.ParseBackendTLSVerify(*backendTLSVerify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defaults, err := ingress.ParseAnnotationDefaults(*annotationDefaults, sel)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +167,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
 			BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: *limitStatus, SSLPassthrough: *sslPassthrough,
+			AnnotationDefaults: defaults,
 		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 		AllowExternalName: *externalName,

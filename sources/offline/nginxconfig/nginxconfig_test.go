@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/registry"
+	"github.com/ramjet-dev/ramjet/sources/ingress"
 	"github.com/ramjet-dev/ramjet/test/golden"
 )
 
@@ -88,7 +90,10 @@ func TestTranslate(t *testing.T) {
 		{"shutdown", map[string]string{"worker-shutdown-timeout": "5m"}, "worker-shutdown-timeout", Mapped, map[string]any{"shutdownTimeoutSeconds": 300}},
 		{"log level", map[string]string{"error-log-level": "crit"}, "error-log-level", Mapped, map[string]any{"logLevel": "error"}},
 		{"per-Ingress default equal to Ramjet's", map[string]string{"ssl-redirect": "true"}, "ssl-redirect", Same, nil},
-		{"per-Ingress default", map[string]string{"proxy-read-timeout": "600"}, "proxy-read-timeout", NoCounterpart, nil},
+		{"per-Ingress default", map[string]string{"proxy-read-timeout": "600"}, "proxy-read-timeout", Mapped,
+			map[string]any{"ingressController": map[string]any{"annotationDefaults": map[string]any{"proxy-read-timeout": "600"}}}},
+		{"per-Ingress default, invalid", map[string]string{"proxy-read-timeout": "ten"}, "proxy-read-timeout", Invalid, nil},
+		{"per-Ingress default the controller cannot set", map[string]string{"proxy-http-version": "1.0"}, "proxy-http-version", NoCounterpart, nil},
 		{"hsts default carried", map[string]string{}, "hsts", NoCounterpart, nil},
 		{"hsts off", map[string]string{"hsts": "false"}, "hsts", Same, nil},
 		{"bool malformed", map[string]string{"server-tokens": "yes please"}, "server-tokens", Invalid, nil},
@@ -151,6 +156,7 @@ func TestValuesAreTheChartsAndRamjetds(t *testing.T) {
 		"http2-max-concurrent-streams": "64", "large-client-header-buffers": "4 8k", "server-tokens": "true",
 		"disable-access-log": "true", "use-forwarded-headers": "true", "limit-req-status-code": "429",
 		"global-auth-url": "http://auth.auth.svc.cluster.local/", "worker-shutdown-timeout": "60s", "error-log-level": "warn",
+		"proxy-read-timeout": "600", "whitelist-source-range": "10.0.0.0/8",
 	}
 	res := Translate(all)
 	for _, k := range res.Keys {
@@ -169,6 +175,12 @@ func TestValuesAreTheChartsAndRamjetds(t *testing.T) {
 	for _, k := range res.Keys {
 		for _, s := range k.Settings {
 			if strings.HasPrefix(s.Path, "server.") {
+				continue
+			}
+			if key, ok := strings.CutPrefix(s.Path, "ingressController.annotationDefaults."); ok {
+				if !slices.Contains(ingress.ControllerDefaultKeys, key) {
+					t.Errorf("%s: --annotation-default does not take %s", k.Key, key)
+				}
 				continue
 			}
 			if !hasPath(chart, strings.Split(s.Path, ".")) {

@@ -1,9 +1,11 @@
 package nginxconfig
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/registry"
+	"github.com/ramjet-dev/ramjet/sources/ingress"
 )
 
 // rule is what Ramjet does with one ConfigMap key, or with every key that
@@ -93,6 +95,12 @@ func perIngress(key, annotation string) rule {
 			return noCounterpart(name + " is not served by Ramjet (see docs/annotations.md), so there is no default to set")
 		case strings.EqualFold(v, def):
 			return same("the default of " + name + " is " + quote(def) + " too")
+		case slices.Contains(ingress.ControllerDefaultKeys, annotation):
+			if err := registry.CheckValue(annotation, v); err != nil {
+				return invalid(err.Error())
+			}
+			return mapped("the value of "+name+" for every Ingress that does not have it (--annotation-default)",
+				Setting{"ingressController.annotationDefaults." + annotation, v})
 		case def == "":
 			return noCounterpart("Ramjet has no controller-wide default for " + name + ": Ingresses without it get Ramjet's behaviour (docs/annotations.md); give the annotation to the Ingresses that relied on this value")
 		default:
