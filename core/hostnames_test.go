@@ -39,6 +39,11 @@ func withWWW(c *Contribution) *Contribution {
 	return c
 }
 
+func canaryOf(c *Contribution) *Contribution {
+	c.Settings.Canary = &Canary{Weight: 10, Total: 100}
+	return c
+}
+
 func withTLS(c *Contribution, host string, cert *Certificate) *Contribution {
 	c.TLS = append(c.TLS, TLS{Hosts: []string{host}, Secret: "s", Cert: cert})
 	return c
@@ -91,6 +96,13 @@ func TestHostNames(t *testing.T) {
 			},
 			want:     []string{"h_a_example_com: a.example.com,x.example.com", "h_b_example_com: b.example.com"},
 			findings: []string{`server-alias "x.example.com" of host "b.example.com" is not served: it is an alias of host "a.example.com"`}},
+		{name: "a canary's aliases and www redirect are not used",
+			cs: []*Contribution{
+				ing("a", "main", 1).rule("shop.example.com", prefix("/", "web")),
+				canaryOf(withWWW(withAliases(ing("a", "canary", 2).rule("shop.example.com", prefix("/", "web2")), "x.example.com"))),
+			},
+			want:     []string{"h_shop_example_com: shop.example.com"},
+			findings: []string{"the canary's annotations other than canary-*"}},
 		{name: "catch-all: aliases and www redirect ignored",
 			cs:   []*Contribution{withWWW(withAliases(ing("a", "any", 1).rule("", prefix("/", "web")), "x.example.com"))},
 			want: []string{"default: *"},

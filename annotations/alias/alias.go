@@ -31,6 +31,8 @@ func init() {
 				Differs: "Regex names (~...), wildcards at the end (www.example.*) and the .example.com form of nginx's server_name are refused with a finding (list example.com,*.example.com for the last); the other aliases of the value are served. " +
 					"Only objects of the namespace that owns the host set its aliases (ingress-nginx: the first Ingress of any namespace with a rule for it), and a name under another namespace's wildcard host is refused. " +
 					"On a host that asks for client certificates an alias its certificate does not cover is not served (it would be served without them). " +
+					"On a host with ssl-passthrough, TLS connections for its aliases are spliced too (ingress-nginx splices only the host's own name and terminates the aliases' connections). " +
+					"An object with several hosts gives its aliases to the first of them only (oldest owner, then by name), the others get a finding; nginx would warn of a conflicting server name and serve the first. " +
 					"ingress-nginx skips an alias equal to a host silently; Ramjet reports it."},
 		},
 		Parse: parse,
