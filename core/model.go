@@ -144,6 +144,16 @@ type Settings struct {
 	Regex bool
 	// AppRoot redirects "/" of every host of the contribution.
 	AppRoot string
+	// Aliases are more names for every host of the contribution
+	// (server-alias), lower case, each an exact name or "*.example.com",
+	// which, as a wildcard of nginx's server_name, matches names of one or
+	// more labels before the rest. They are host-wide: see Host.Aliases.
+	Aliases []string
+	// WWWRedirect asks for the www. twin of every host of the
+	// contribution (www.example.com for example.com, example.com for
+	// www.example.com) to redirect to it (from-to-www-redirect). It is
+	// host-wide: see Host.WWWFrom.
+	WWWRedirect bool
 	// SSLPassthrough asks for the TLS connections of the contribution's
 	// hosts to be spliced, undecrypted, to the backend of the host's path
 	// "/" (ssl-passthrough, once the input has checked the controller

@@ -27,6 +27,19 @@ func AppName(host string) string {
 	return cut("h_" + strings.ReplaceAll(strings.ReplaceAll(host, "*", ""), ".", "_"))
 }
 
+// AliasAppName is the generated name of the application of a host's
+// aliases that its certificate does not cover: a_ plus the host as AppName
+// writes it.
+func AliasAppName(host string) string {
+	return cut("a_" + strings.TrimPrefix(AppName(host), "h_"))
+}
+
+// RedirectAppName is the generated name of the application that redirects
+// a www. twin to its host: w_ plus the twin as AppName writes it.
+func RedirectAppName(from string) string {
+	return cut("w_" + strings.TrimPrefix(AppName(from), "h_"))
+}
+
 // PoolName is the generated name of a Service port's pool:
 // p_<namespace>_<service>_<port>, plus _<6 hex> of the settings when they
 // are not the defaults, so that two objects using one Service with

@@ -49,6 +49,19 @@ type Host struct {
 	// AppRoot redirects "/" (from the oldest owning contribution that
 	// sets one).
 	AppRoot string
+	// Aliases are more names served like the host, with its certificate
+	// (which covers them) or, when the host has none, the default one;
+	// DefaultCertAliases are those its certificate does not cover, served
+	// alike but with the default certificate. Both come from the oldest
+	// served object of the owning namespace that sets server-alias
+	// (AliasOwner), less the names other hosts, aliases or namespaces hold.
+	Aliases, DefaultCertAliases []string
+	AliasOwner                  *Contribution
+	// WWWFrom is the www. twin of the host that redirects to it
+	// (from-to-www-redirect of WWWOwner, the oldest served object of the
+	// owning namespace that asks for it); "" for none.
+	WWWFrom  string
+	WWWOwner *Contribution
 	// Passthrough is the route whose backend receives the host's TLS
 	// connections undecrypted (ssl-passthrough of an object of the
 	// owning namespace), and PassthroughOwner the oldest such object;
@@ -130,6 +143,7 @@ func Merge(cs []*Contribution, opts Options) *Model {
 	e.orderRoutes()
 	e.model.scoped = mergeScoped(e.byAge)
 	e.model.listeners = addedListeners(e.byAge)
+	e.mergeHostNames()
 	e.model.Findings = e.findings
 	return e.model
 }

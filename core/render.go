@@ -89,6 +89,10 @@ func (r *rendering) application(m *Model, h *Host) {
 		app.Domains = []string{"*"}
 	}
 	r.attribute(fieldPath+".domains", h.Owner)
+	if len(h.Aliases) > 0 {
+		app.Domains = append(app.Domains, aliasDomains(h.Aliases)...)
+		r.attribute(fieldPath+".domains", h.AliasOwner)
+	}
 	if h.AppRoot != "" {
 		r.attribute(fieldPath+".app_root", h.Owner)
 	}
@@ -128,6 +132,8 @@ func (r *rendering) application(m *Model, h *Host) {
 		app.HTTPSRedirectTarget = &target
 	}
 	r.tenant.Applications[name] = app
+	r.defaultCertAliases(h, app, fieldPath)
+	r.wwwRedirect(h)
 }
 
 func (r *rendering) defaultRoute(m *Model, h *Host, fieldPath string) *config.DefaultRoute {

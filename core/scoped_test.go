@@ -275,11 +275,17 @@ func TestScopedCertificateNotCovering(t *testing.T) {
 // scopedCert is a self-signed certificate for the DNS name.
 func scopedCert(t *testing.T, name string) *Certificate {
 	t.Helper()
+	return multiCert(t, name)
+}
+
+// multiCert is a self-signed certificate for the DNS names.
+func multiCert(t *testing.T, names ...string) *Certificate {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: []string{name},
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: names,
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {

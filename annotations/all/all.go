@@ -5,6 +5,7 @@ package all
 import (
 	_ "github.com/ramjet-dev/ramjet/annotations/accesslog"
 	_ "github.com/ramjet-dev/ramjet/annotations/affinity"
+	_ "github.com/ramjet-dev/ramjet/annotations/alias"
 	_ "github.com/ramjet-dev/ramjet/annotations/authtls"
 	_ "github.com/ramjet-dev/ramjet/annotations/backendprotocol"
 	_ "github.com/ramjet-dev/ramjet/annotations/basicauth"
@@ -28,4 +29,5 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/timeouts"
 	_ "github.com/ramjet-dev/ramjet/annotations/upstreamhashby"
 	_ "github.com/ramjet-dev/ramjet/annotations/upstreamvhost"
+	_ "github.com/ramjet-dev/ramjet/annotations/wwwredirect"
 )

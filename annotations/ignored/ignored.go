@@ -1,7 +1,7 @@
 // Package ignored is the family of ingress-nginx annotations Ramjet has no
 // counterpart for and that are not access controls: global rate limits, custom
-// error pages, mirroring, tracing, TLS passthrough and tuning, server
-// aliases and the like. Each key says what happens instead, so an object
+// error pages, mirroring, tracing, TLS tuning and the
+// like. Each key says what happens instead, so an object
 // carrying one gets an UnknownAnnotation finding that explains the
 // difference (for instance: requests are not rate limited across replicas) rather than
 // "not an annotation Ramjet knows". The object is served as if the key were
@@ -42,11 +42,6 @@ func init() {
 				"the TLS cipher suites of the object's hosts", "TLS versions and cipher suites are ramjetd's own (TLS 1.2 and later, Go's default suites) and cannot be changed per host"),
 			ignored("ssl-prefer-server-ciphers", registry.RiskLow, registry.ScopeHost, "",
 				"whether the server's cipher order wins", "cipher suite selection is ramjetd's own (Go's) and cannot be changed per host"),
-			// Host names.
-			ignored("server-alias", registry.RiskHigh, registry.ScopeHost, "",
-				"more host names served like the object's hosts", "requests for the alias names are not routed to this object; list them as rule hosts instead"),
-			ignored("from-to-www-redirect", registry.RiskLow, registry.ScopeHost, "false",
-				"redirects www.<host> to <host>, or the reverse", "there is no redirect between <host> and www.<host>: requests for the name the object has no rule for are not routed to it"),
 			// Headers and proxying.
 			ignored("connection-proxy-header", registry.RiskLow, registry.ScopeIngress, "",
 				"the Connection header sent to members", "ramjetd sets the Connection header to members itself (keep-alive connections; upgrades such as WebSocket are passed through)"),

@@ -472,6 +472,10 @@ type Redirect struct {
 	// and "/bar" with "" or "/". Only a route whose path match is a
 	// prefix may use it.
 	PathPrefix *string `yaml:"path_prefix,omitempty" json:"path_prefix,omitempty"`
+	// TrimTrailingSlash removes one "/" that ends the path and query of
+	// the Location (not the path "/" alone), as ingress-nginx's
+	// from-to-www-redirect does. Only without URL.
+	TrimTrailingSlash bool `yaml:"trim_trailing_slash,omitempty" json:"trim_trailing_slash,omitempty"`
 }
 
 // Respond answers with a fixed status and body.

@@ -610,8 +610,8 @@ func (r *Redirect) validate(l *errorList, path string) {
 	}
 	if r.URL != "" {
 		l.addErr(path+".url", ValidateHeaderValue(r.URL))
-		if r.Scheme != "" || r.Hostname != "" || r.Port != 0 || r.Path != "" || r.PathPrefix != nil {
-			l.add(path+".url", "excludes scheme, hostname, port, path and path_prefix")
+		if r.Scheme != "" || r.Hostname != "" || r.Port != 0 || r.Path != "" || r.PathPrefix != nil || r.TrimTrailingSlash {
+			l.add(path+".url", "excludes scheme, hostname, port, path, path_prefix and trim_trailing_slash")
 		}
 	}
 	switch r.Scheme {

@@ -494,7 +494,10 @@ func TestValidateRules(t *testing.T) {
 			[]wantErr{{R0 + ".action.redirect", "url, or one of scheme, hostname, port, path and path_prefix, is required"}}},
 		{"redirect url with structured fields", func(c *config.Config) {
 			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "/x", Scheme: "https"}}
-		}, []wantErr{{R0 + ".action.redirect.url", "excludes scheme, hostname, port, path and path_prefix"}}},
+		}, []wantErr{{R0 + ".action.redirect.url", "excludes scheme, hostname, port, path, path_prefix and trim_trailing_slash"}}},
+		{"redirect url with trim_trailing_slash", func(c *config.Config) {
+			route(c).Action = config.Action{Redirect: &config.Redirect{URL: "/x", TrimTrailingSlash: true}}
+		}, []wantErr{{R0 + ".action.redirect.url", "excludes scheme"}}},
 		{"redirect structured", func(c *config.Config) {
 			route(c).Action = config.Action{Redirect: &config.Redirect{Scheme: "https", Hostname: "example.org", Port: 8443, PathPrefix: new(""), Code: 308}}
 		}, nil},

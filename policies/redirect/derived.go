@@ -13,7 +13,8 @@ import (
 // Derived answers with a redirect to the request's own URL with some of
 // its parts changed, as the Gateway API's RequestRedirect filter: scheme,
 // host, port and path (replaced whole, or the route's matched prefix
-// replaced); the query string is kept.
+// replaced); the query string is kept, and a trailing "/" removed on
+// request.
 type Derived struct {
 	code     int
 	scheme   string // "" keeps the request's
@@ -24,6 +25,8 @@ type Derived struct {
 	// replace is set.
 	prefix, replacement string
 	replace             bool
+	// trim removes one "/" that ends the path and query.
+	trim bool
 }
 
 var _ exchange.Handler = (*Derived)(nil)
@@ -31,7 +34,7 @@ var _ exchange.Handler = (*Derived)(nil)
 // NewDerived returns the redirect of cfg (validated, without URL) for a
 // route whose path prefix is prefix ("" for routes of other kinds).
 func NewDerived(cfg *config.Redirect, prefix string) *Derived {
-	h := &Derived{code: cfg.Code, scheme: cfg.Scheme, hostname: cfg.Hostname, path: cfg.Path, prefix: prefix}
+	h := &Derived{code: cfg.Code, scheme: cfg.Scheme, hostname: cfg.Hostname, path: cfg.Path, prefix: prefix, trim: cfg.TrimTrailingSlash}
 	if h.code == 0 {
 		h.code = DefaultCode
 	}
@@ -67,12 +70,19 @@ func (h *Derived) location(x *exchange.Request) string {
 		b.WriteByte(':')
 		b.WriteString(port)
 	}
+	start := b.Len()
 	b.WriteString(h.targetPath(x))
 	if q := x.HTTP.URL.RawQuery; q != "" {
 		b.WriteByte('?')
 		b.WriteString(q)
 	}
-	return b.String()
+	loc := b.String()
+	if h.trim && b.Len()-start > 1 {
+		// ingress-nginx trims the request URI, so a query ending in "/"
+		// loses it too; the path "/" alone stays.
+		loc = strings.TrimSuffix(loc, "/")
+	}
+	return loc
 }
 
 // locationPort is the port written in the Location, "" for none: the

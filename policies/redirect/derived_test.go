@@ -49,6 +49,12 @@ func TestDerived(t *testing.T) {
 		{name: "query kept", cfg: config.Redirect{Path: "/new"}, listener: "80", target: "/old?a=1&b=2", want: "http://app.test/new?a=1&b=2"},
 		{name: "path as sent", cfg: config.Redirect{Scheme: "https"}, listener: "80", target: "/a%2Fb/c%20d", want: "https://app.test/a%2Fb/c%20d"},
 		{name: "replaced path is encoded", cfg: config.Redirect{PathPrefix: new("/x")}, prefix: "/a", listener: "80", target: "/a/c%20d", want: "http://app.test/x/c%20d"},
+		{name: "trim: one trailing slash removed", cfg: config.Redirect{Hostname: "example.org", TrimTrailingSlash: true}, listener: "80", target: "/a/b//", want: "http://example.org/a/b/"},
+		{name: "trim: the root stays", cfg: config.Redirect{Hostname: "example.org", TrimTrailingSlash: true}, listener: "80", target: "/", want: "http://example.org/"},
+		{name: "trim: a query keeps the path's slash", cfg: config.Redirect{Hostname: "example.org", TrimTrailingSlash: true}, listener: "8080", target: "/a/?q=1", want: "http://example.org:8080/a/?q=1"},
+		{name: "trim: a query ending in a slash loses it", cfg: config.Redirect{Hostname: "example.org", TrimTrailingSlash: true}, listener: "80", target: "/a?next=/b/", want: "http://example.org/a?next=/b"},
+		{name: "trim: https listener", cfg: config.Redirect{Hostname: "example.org", Code: 308, TrimTrailingSlash: true}, listener: "443", tls: true, target: "/shop/", want: "https://example.org/shop", wantCode: 308},
+		{name: "no trim: slash kept", cfg: config.Redirect{Hostname: "example.org"}, listener: "80", target: "/a/", want: "http://example.org/a/"},
 		{name: "code 308", cfg: config.Redirect{Scheme: "https", Code: 308}, listener: "80", target: "/", want: "https://app.test/", wantCode: 308},
 	}
 	for _, tt := range tests {
