@@ -177,6 +177,11 @@ type Settings struct {
 	// its members' certificates. The input decides with the controller's
 	// --backend-tls-verify, setting Pool.SkipVerify.
 	VerifyMembers *bool
+	// CustomHeaders are the response headers an object asks for
+	// (custom-headers), nil for none. The input checks them against the
+	// controller's allow list and moves them into
+	// Policies.ResponseHeaders; core never reads them.
+	CustomHeaders *CustomHeaders
 	// NoGlobalAuth is enable-global-auth: "false": the controller's
 	// --global-auth-url does not apply to the contribution.
 	NoGlobalAuth bool
@@ -242,6 +247,14 @@ func (a *ClientAuth) Equal(b *ClientAuth) bool {
 	}
 	return bytes.Equal(a.CA, b.CA) && bytes.Equal(a.CRL, b.CRL) && a.Verify == b.Verify && a.Depth == b.Depth &&
 		a.PassCertificate == b.PassCertificate && a.ErrorPage == b.ErrorPage && a.SubjectRegex == b.SubjectRegex
+}
+
+// CustomHeaders are response headers read from a ConfigMap.
+type CustomHeaders struct {
+	// ConfigMap is the name of the ConfigMap, in the object's namespace.
+	ConfigMap string
+	// Headers are set on every answer, sorted by name.
+	Headers []config.Header
 }
 
 // BasicAuth is an htpasswd file's content and the realm.

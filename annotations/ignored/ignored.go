@@ -50,8 +50,6 @@ func init() {
 			// Headers and proxying.
 			ignored("connection-proxy-header", registry.RiskLow, registry.ScopeIngress, "",
 				"the Connection header sent to members", "ramjetd sets the Connection header to members itself (keep-alive connections; upgrades such as WebSocket are passed through)"),
-			ignored("custom-headers", registry.RiskMedium, registry.ScopeIngress, "",
-				"response headers from a ConfigMap", "the ConfigMap's headers are not added to responses"),
 			ignored("client-body-buffer-size", registry.RiskLow, registry.ScopeIngress, "",
 				"the memory buffer nginx keeps for request bodies", "ramjetd streams request bodies to the member (keeping at most 64 KiB for retries), so there is no buffer to size"),
 			ignored("http2-push-preload", registry.RiskLow, registry.ScopeIngress, "false",

@@ -461,3 +461,16 @@ func (h *HeaderChanges) validate(l *errorList, path string, request bool) {
 		check(fmt.Sprintf("%s.remove[%d]", path, i), name)
 	}
 }
+
+// CheckResponseHeader checks a header that response_headers may set, as
+// the configuration's validation does: a valid name that is not hop-by-hop
+// and does not decide the framing, and a value without control characters.
+func CheckResponseHeader(name, value string) error {
+	switch err := ValidateHeaderName(name); {
+	case err != nil:
+		return err
+	case unchangeableHeaders[strings.ToLower(name)]:
+		return fmt.Errorf("%s cannot be changed: it is hop-by-hop or decides the framing", name)
+	}
+	return ValidateHeaderValue(value)
+}

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/annotations/customheaders"
 	"github.com/ramjet-dev/ramjet/annotations/extauth"
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -139,6 +140,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	globalAuthURL := fs.String("global-auth-url", "", "")
 	limitStatus := fs.Int("limit-status-code", ingress.DefaultLimitStatus, "")
 	sslPassthrough := fs.Bool("enable-ssl-passthrough", false, "")
+	allowedHeaders := fs.String("global-allowed-response-headers", "", "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
@@ -147,6 +149,10 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 		t.Fatal(err)
 	}
 	verify, err := ingress.ParseBackendTLSVerify(*backendTLSVerify)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed, err := customheaders.ParseAllowed(*allowedHeaders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +167,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
 			BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: *limitStatus, SSLPassthrough: *sslPassthrough,
+			AllowedResponseHeaders: allowed,
 		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 		AllowExternalName: *externalName,
