@@ -182,6 +182,9 @@ type Settings struct {
 	// controller's allow list and moves them into
 	// Policies.ResponseHeaders; core never reads them.
 	CustomHeaders *CustomHeaders
+	// Mirror copies the requests of every path that proxies to a pool to
+	// another address (mirror-target), nil for none.
+	Mirror *MirrorTarget
 	// NoGlobalAuth is enable-global-auth: "false": the controller's
 	// --global-auth-url does not apply to the contribution.
 	NoGlobalAuth bool
@@ -247,6 +250,23 @@ func (a *ClientAuth) Equal(b *ClientAuth) bool {
 	}
 	return bytes.Equal(a.CA, b.CA) && bytes.Equal(a.CRL, b.CRL) && a.Verify == b.Verify && a.Depth == b.Depth &&
 		a.PassCertificate == b.PassCertificate && a.ErrorPage == b.ErrorPage && a.SubjectRegex == b.SubjectRegex
+}
+
+// MirrorTarget is where an object's requests are copied: one address,
+// reached over HTTP or HTTPS, which gets its own pool.
+type MirrorTarget struct {
+	// Scheme is http or https.
+	Scheme config.Scheme
+	// Address is host:port: a DNS name, which ramjetd resolves under the
+	// address rule of members, or an IP address that passed it.
+	Address string
+	// ServerName is the TLS server name and the name the certificate is
+	// verified for (https); SkipVerify accepts any certificate.
+	ServerName string
+	SkipVerify bool
+	// Copy is what the copies carry (host, path, request_uri, no_body);
+	// rendering sets its pool.
+	Copy config.Mirror
 }
 
 // CustomHeaders are response headers read from a ConfigMap.

@@ -15,6 +15,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/extauth"
 	_ "github.com/ramjet-dev/ramjet/annotations/ignored"
 	_ "github.com/ramjet-dev/ramjet/annotations/loadbalance"
+	_ "github.com/ramjet-dev/ramjet/annotations/mirror"
 	_ "github.com/ramjet-dev/ramjet/annotations/modsecurity"
 	_ "github.com/ramjet-dev/ramjet/annotations/proxyssl"
 	_ "github.com/ramjet-dev/ramjet/annotations/ratelimit"

@@ -1,6 +1,6 @@
 // Package ignored is the family of ingress-nginx annotations Ramjet has no
 // counterpart for and that are not access controls: global rate limits, custom
-// error pages, mirroring, tracing, TLS passthrough and tuning, server
+// error pages, tracing, TLS passthrough and tuning, server
 // aliases and the like. Each key says what happens instead, so an object
 // carrying one gets an UnknownAnnotation finding that explains the
 // difference (for instance: requests are not rate limited across replicas) rather than
@@ -58,11 +58,9 @@ func init() {
 				"the FastCGI index of backend-protocol: FCGI", noFastCGI),
 			ignored("fastcgi-params-configmap", registry.RiskMedium, registry.ScopeIngress, "",
 				"the FastCGI parameters of backend-protocol: FCGI, from a ConfigMap", noFastCGI),
-			// Logs, mirroring, tracing, metrics.
+			// Logs, tracing, metrics.
 			ignored("enable-rewrite-log", registry.RiskLow, registry.ScopeIngress, "false",
 				"logs nginx's rewrite decisions", "rewrites are not logged"),
-			wildcard("mirror-", registry.RiskHigh, registry.ScopeIngress,
-				"every mirror-* key: copies of requests sent to another URL", "requests are not mirrored: only the route's member receives them"),
 			ignored("enable-opentelemetry", registry.RiskLow, registry.ScopeIngress, "",
 				"OpenTelemetry spans for the object's requests", noTracing),
 			wildcard("opentelemetry-", registry.RiskMedium, registry.ScopeIngress,

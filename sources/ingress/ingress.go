@@ -128,6 +128,7 @@ func (t *translation) run() *core.Contribution {
 	t.backendTLS()
 	t.limitStatus()
 	t.customHeaders()
+	t.mirrorTLS()
 	t.globalAuth()
 	t.externalAuthTLS()
 	t.unservedCanary()
@@ -337,6 +338,15 @@ func (t *translation) customHeaders() {
 		return
 	}
 	s.Policies.ResponseHeaders = &config.HeaderChanges{Set: custom.Headers}
+}
+
+// mirrorTLS leaves an https mirror-target unverified under
+// --backend-tls-verify=annotated: ingress-nginx does not verify it (the
+// proxy-ssl-* keys configure the object's members, not the mirror).
+func (t *translation) mirrorTLS() {
+	if m := t.c.Settings.Mirror; m != nil && m.Scheme.UsesTLS() && t.opts.BackendTLSVerify == VerifyAnnotated {
+		m.SkipVerify = true
+	}
 }
 
 func (t *translation) limitStatus() {
