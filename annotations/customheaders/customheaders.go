@@ -30,8 +30,8 @@ func init() {
 		Doc:  "Response headers from a ConfigMap, set on every answer of the object's paths.",
 		Keys: []registry.Key{
 			{Name: Key, Names: registry.ConfigMap, Validate: registry.Trimmed(registry.ObjectName(registry.ConfigMap)), Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
-				Doc: "A ConfigMap of the object's namespace (namespace/name, or name) whose entries (name: value) are response headers set on every answer of the object's paths, " +
-					"whatever its status, replacing a header of the same name the member sent. Only names the controller's --global-allowed-response-headers lists " +
+				Doc: "A ConfigMap of the object's namespace (namespace/name, or name) whose entries (name: value) are response headers set on the answers of the object's paths " +
+					"(the member's, whatever their status, and ramjetd's 502, 503 and 504 when forwarding fails), replacing a header of the same name the member sent. Only names the controller's --global-allowed-response-headers lists " +
 					"(chart value ingressController.globalAllowedResponseHeaders; empty by default, as ingress-nginx's global-allowed-response-headers) may be set. " +
 					"Names are letters, digits, '-' and '_'; values printable ASCII (a $ is sent as it is, never interpolated). " +
 					"A ConfigMap that does not exist, an entry that is invalid or whose name the list does not hold makes the object not served (InvalidAnnotation naming the entry). " +
@@ -40,7 +40,9 @@ func init() {
 					"a ConfigMap of another namespace is never read: the key is ignored (InvalidAnnotation). " +
 					"A refused object's paths answer 404, not 503. Hop-by-hop and framing headers (Connection, Content-Length, Transfer-Encoding, ...) and more than 64 entries are refused " +
 					"as well, and so are such names in --global-allowed-response-headers, which stops the controller at start. " +
-					"The list is matched exactly, case included, as ingress-nginx does."},
+					"The list is matched exactly, case included, as ingress-nginx does. " +
+					"Answers ramjetd gives before forwarding (403 of whitelist-source-range, 401 of authentication, 413, ModSecurity's, the HTTPS redirect) do not carry the headers; " +
+					"nginx's more_set_headers adds them to those too."},
 		},
 		Parse: parse,
 	})

@@ -43,12 +43,14 @@ func init() {
 					"The host is a DNS name (such as a Service's cluster name) or an IP address; an address the address rule of members refuses " +
 					"(loopback, link-local, unspecified, ...) is AddressRefused and nothing is mirrored, and ramjetd applies the rule to what a name resolves to. " +
 					"An https target is verified against the system's roots for its host name with --backend-tls-verify=always (the default), not verified with annotated. " +
-					"Copies carry the headers the member gets (X-Forwarded-* included).",
+					"Requests refused before they are forwarded (source ranges, authentication, ...) are not copied, as in ingress-nginx.",
 				Differs: "Other nginx variables, a $request_uri after a path, a target without path (ingress-nginx then sends its internal /_mirror-<uid> path), " +
 					"a query, a user or a fragment are invalid and nothing is mirrored. " +
 					"A request whose body is over 64 KiB (or streamed, of unknown length) is not copied unless mirror-request-body is off; " +
 					"at most 256 copies are in flight in ramjetd, each for at most 30s, and copies over that bound are not sent " +
-					"(nginx holds the body for every copy, and a slow target can hold up the client's connection)."},
+					"(nginx holds the body for every copy, and a slow target can hold up the client's connection). " +
+					"Copies carry the request headers the member gets (X-Forwarded-*, X-Real-IP, X-Request-ID and the other header changes included); " +
+					"nginx's carry the client's headers alone. An https target gets its host as TLS server name (nginx sends none)."},
 			{Name: keyHost, Validate: registry.Trimmed(validateHost), Risk: registry.RiskHigh, Scope: registry.ScopeIngress,
 				Doc:     "The Host header of the copies (a DNS name or an IP address, with an optional port); without it, the target's host (without port).",
 				Differs: "nginx variables and anything but host[:port] are invalid and the target's host is sent. Without mirror-target it configures nothing."},
