@@ -229,3 +229,31 @@ func TestMirrorBodyBound(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// TestMirrorNameToLoopback checks that a mirror whose member is a DNS name
+// resolving to loopback (mirror-target: http://localhost:...) sends
+// nothing there: the address rule refuses what the name resolves to, and
+// the failed copy is counted.
+func TestMirrorNameToLoopback(t *testing.T) {
+	got := make(chan seen, 1)
+	target := mirrorMember(t, got, 0)
+	_, port, _ := strings.Cut(target, ":")
+	main := buildPool(t, config.Pool{}, echoMember(t, nil))
+	mirror := buildPool(t, config.Pool{}, "localhost:"+port)
+	h := mirrorHandler(t, main, nil, mirror)
+	if w := serve(h, exchangeFor(httptest.NewRequest("GET", "/", nil))); w.Code != http.StatusOK {
+		t.Fatalf("status %d, want 200", w.Code)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for mirror.Members().Member(0).Stats.Failures.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the copy to a name resolving to loopback did not fail")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case s := <-got:
+		t.Errorf("the loopback listener received a copy: %+v", s)
+	default:
+	}
+}
