@@ -136,16 +136,11 @@ func validValue(v string) bool {
 // list of header names (spaces around them trimmed, empty entries
 // skipped).
 func ParseAllowed(list string) ([]string, error) {
-	var out []string
-	for entry := range strings.SplitSeq(list, ",") {
-		name := strings.TrimSpace(entry)
-		if name == "" {
-			continue
-		}
+	names := registry.SplitList(list)
+	for _, name := range names {
 		if err := CheckName(name); err != nil {
 			return nil, fmt.Errorf("--global-allowed-response-headers: %w", err)
 		}
-		out = append(out, name)
 	}
-	return out, nil
+	return names, nil
 }
