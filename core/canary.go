@@ -116,7 +116,7 @@ func sameAccess(a, b Settings) bool {
 func ignoresOwnSettings(s Settings) bool {
 	p := s.Policies
 	p.Allow, p.Deny, p.ExternalAuth, p.WAF = nil, nil, nil, nil
-	return s.Regex || s.AppRoot != "" || len(s.Aliases) > 0 || s.WWWRedirect || s.SSLPassthrough || s.SSLRedirect != nil || s.ForceSSLRedirect || s.Redirect != nil ||
+	return s.Regex || s.AppRoot != "" || len(s.Aliases) > 0 || s.WWWRedirect || s.Mirror != nil || s.SSLPassthrough || s.SSLRedirect != nil || s.ForceSSLRedirect || s.Redirect != nil ||
 		!isZeroPolicies(&p) || s.Pool.Scheme != "" || s.Pool.ServerName != "" || s.Pool.CA != nil || s.Pool.ClientCert != nil
 }
 

@@ -187,6 +187,14 @@ type Settings struct {
 	// its members' certificates. The input decides with the controller's
 	// --backend-tls-verify, setting Pool.SkipVerify.
 	VerifyMembers *bool
+	// CustomHeaders are the response headers an object asks for
+	// (custom-headers), nil for none. The input checks them against the
+	// controller's allow list and moves them into
+	// Policies.ResponseHeaders; core never reads them.
+	CustomHeaders *CustomHeaders
+	// Mirror copies the requests of every path that proxies to a pool to
+	// another address (mirror-target), nil for none.
+	Mirror *MirrorTarget
 	// NoGlobalAuth is enable-global-auth: "false": the controller's
 	// --global-auth-url does not apply to the contribution.
 	NoGlobalAuth bool
@@ -252,6 +260,31 @@ func (a *ClientAuth) Equal(b *ClientAuth) bool {
 	}
 	return bytes.Equal(a.CA, b.CA) && bytes.Equal(a.CRL, b.CRL) && a.Verify == b.Verify && a.Depth == b.Depth &&
 		a.PassCertificate == b.PassCertificate && a.ErrorPage == b.ErrorPage && a.SubjectRegex == b.SubjectRegex
+}
+
+// MirrorTarget is where an object's requests are copied: one address,
+// reached over HTTP or HTTPS, which gets its own pool.
+type MirrorTarget struct {
+	// Scheme is http or https.
+	Scheme config.Scheme
+	// Address is host:port: a DNS name, which ramjetd resolves under the
+	// address rule of members, or an IP address that passed it.
+	Address string
+	// ServerName is the TLS server name and the name the certificate is
+	// verified for (https); SkipVerify accepts any certificate.
+	ServerName string
+	SkipVerify bool
+	// Copy is what the copies carry (host, path, request_uri, no_body);
+	// rendering sets its pool.
+	Copy config.Mirror
+}
+
+// CustomHeaders are response headers read from a ConfigMap.
+type CustomHeaders struct {
+	// ConfigMap is the name of the ConfigMap, in the object's namespace.
+	ConfigMap string
+	// Headers are set on every answer, sorted by name.
+	Headers []config.Header
 }
 
 // BasicAuth is an htpasswd file's content and the realm.

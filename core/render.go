@@ -172,8 +172,42 @@ func (r *rendering) route(h *Host, route *Route) *config.Route {
 	default:
 		out.Action = r.poolAction(c, route.Backend, c.Settings.Pool)
 		out.Policies = r.policies(c, route)
+		if out.Action.Pool != "" {
+			out.Policies = r.withMirror(c, out.Policies)
+		}
 	}
 	return out
+}
+
+// withMirror adds the object's mirror (mirror-target) to a route's
+// policies, with a pool of its own: m_<namespace>_<10 hex> of the target.
+func (r *rendering) withMirror(c *Contribution, p *config.Policies) *config.Policies {
+	m := c.Settings.Mirror
+	if m == nil {
+		return p
+	}
+	identity := fmt.Sprintf("mirror %s %s://%s %s %t", c.Origin.Namespace, m.Scheme, m.Address, m.ServerName, m.SkipVerify)
+	sum := sha256.Sum256([]byte(identity))
+	name := cut("m_" + c.Origin.Namespace + "_" + hex.EncodeToString(sum[:])[:10])
+	if owner, ok := r.names.claim(name, identity); !ok {
+		r.conflict(c, "the pool of mirror-target gets the generated name %s, which %s already has; requests are not mirrored", name, owner)
+		return p
+	}
+	r.attribute("tenants."+TenantName+".pools."+name, c)
+	if r.tenant.Pools[name] == nil {
+		pool := &config.Pool{Scheme: m.Scheme, MembersFrom: config.MembersAPI, Members: []config.Member{{Address: m.Address}}}
+		if m.Scheme.UsesTLS() {
+			pool.TLS = &config.PoolTLS{ServerName: m.ServerName, InsecureSkipVerify: m.SkipVerify}
+		}
+		r.tenant.Pools[name] = pool
+	}
+	if p == nil {
+		p = &config.Policies{}
+	}
+	copied := m.Copy
+	copied.Pool = name
+	p.Mirrors = append(slices.Clone(p.Mirrors), copied)
+	return p
 }
 
 // httpsRedirect is a route's HTTPS redirect: forced, or the host's TLS

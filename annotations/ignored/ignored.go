@@ -1,6 +1,6 @@
 // Package ignored is the family of ingress-nginx annotations Ramjet has no
 // counterpart for and that are not access controls: global rate limits, custom
-// error pages, mirroring, tracing, TLS tuning and the
+// error pages, tracing, TLS tuning and the
 // like. Each key says what happens instead, so an object
 // carrying one gets an UnknownAnnotation finding that explains the
 // difference (for instance: requests are not rate limited across replicas) rather than
@@ -45,8 +45,6 @@ func init() {
 			// Headers and proxying.
 			ignored("connection-proxy-header", registry.RiskLow, registry.ScopeIngress, "",
 				"the Connection header sent to members", "ramjetd sets the Connection header to members itself (keep-alive connections; upgrades such as WebSocket are passed through)"),
-			ignored("custom-headers", registry.RiskMedium, registry.ScopeIngress, "",
-				"response headers from a ConfigMap", "the ConfigMap's headers are not added to responses"),
 			ignored("client-body-buffer-size", registry.RiskLow, registry.ScopeIngress, "",
 				"the memory buffer nginx keeps for request bodies", "ramjetd streams request bodies to the member (keeping at most 64 KiB for retries), so there is no buffer to size"),
 			ignored("http2-push-preload", registry.RiskLow, registry.ScopeIngress, "false",
@@ -55,11 +53,9 @@ func init() {
 				"the FastCGI index of backend-protocol: FCGI", noFastCGI),
 			ignored("fastcgi-params-configmap", registry.RiskMedium, registry.ScopeIngress, "",
 				"the FastCGI parameters of backend-protocol: FCGI, from a ConfigMap", noFastCGI),
-			// Logs, mirroring, tracing, metrics.
+			// Logs, tracing, metrics.
 			ignored("enable-rewrite-log", registry.RiskLow, registry.ScopeIngress, "false",
 				"logs nginx's rewrite decisions", "rewrites are not logged"),
-			wildcard("mirror-", registry.RiskHigh, registry.ScopeIngress,
-				"every mirror-* key: copies of requests sent to another URL", "requests are not mirrored: only the route's member receives them"),
 			ignored("enable-opentelemetry", registry.RiskLow, registry.ScopeIngress, "",
 				"OpenTelemetry spans for the object's requests", noTracing),
 			wildcard("opentelemetry-", registry.RiskMedium, registry.ScopeIngress,

@@ -52,8 +52,6 @@ func TestApply(t *testing.T) {
 		{"global rate limit, every key", "all",
 			map[string]string{p + "global-rate-limit": "100", p + "global-rate-limit-window": "1m", p + "global-rate-limit-key": "$remote_addr"},
 			[]string{p + "global-rate-limit has no counterpart", p + "global-rate-limit-key has no counterpart", p + "global-rate-limit-window has no counterpart"}},
-		{"mirror, every key", "all", map[string]string{p + "mirror-target": "https://test.example.com$request_uri", p + "mirror-request-body": "off"},
-			[]string{p + "mirror-request-body has no counterpart in Ramjet: requests are not mirrored", p + "mirror-target has no counterpart in Ramjet: requests are not mirrored"}},
 		{"tracing", "all", map[string]string{p + "enable-opentelemetry": "true", p + "opentelemetry-operation-name": "HTTP $request_method"},
 			[]string{p + "enable-opentelemetry has no counterpart in Ramjet: no tracing spans are produced", p + "opentelemetry-operation-name has no counterpart"}},
 		{"custom errors and default backend", "all", map[string]string{p + "custom-http-errors": "404,503", p + "default-backend": "errors"},

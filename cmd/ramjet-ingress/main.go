@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/annotations/customheaders"
 	"github.com/ramjet-dev/ramjet/annotations/extauth"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
 	"github.com/ramjet-dev/ramjet/dataplane/version"
@@ -65,6 +66,7 @@ func main() {
 type translationFlags struct {
 	base, annotations, defaultBackend, defaultCert, httpsListener, fileDir string
 	ingressClass, controllerClass, backendTLSVerify, globalAuthURL         string
+	allowedResponseHeaders                                                 string
 	ingress, gatewayAPI, withoutClass, crossNamespace, externalName        bool
 	sslPassthrough                                                         bool
 	assumeClasses, annotationDefaults                                      []string
@@ -91,6 +93,7 @@ func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.externalName, "allow-external-name-services", false, "follow ExternalName Services (off: they answer 503)")
 	fs.StringVar(&f.backendTLSVerify, "backend-tls-verify", string(ingress.VerifyAlways), `which members reached over TLS are verified: "always", or "annotated" (only with proxy-ssl-verify: "on", as ingress-nginx)`)
 	fs.StringVar(&f.globalAuthURL, "global-auth-url", "", `external authentication of every Ingress without an auth-url of its own, unless it says enable-global-auth: "false" (ingress-nginx's global-auth-url); empty: none`)
+	fs.StringVar(&f.allowedResponseHeaders, "global-allowed-response-headers", "", "comma-separated response header names the custom-headers annotation may set, matched exactly (ingress-nginx's global-allowed-response-headers); empty: none")
 	fs.IntVar(&f.limitStatus, "limit-status-code", ingress.DefaultLimitStatus, "status of the requests the limit-rps, limit-rpm and limit-connections annotations refuse, 400..599 (ingress-nginx's limit-req-status-code and limit-conn-status-code; 429 is Too Many Requests)")
 	fs.BoolVar(&f.sslPassthrough, "enable-ssl-passthrough", false, `serve ssl-passthrough: "true" (TLS connections spliced undecrypted to the Service by their server name); off: the key is ignored with a finding, as ingress-nginx without the flag`)
 	fs.StringArrayVar(&f.annotationDefaults, "annotation-default", nil, `KEY=VALUE: the value of an annotation key for every Ingress that does not have it, as ingress-nginx's ConfigMap key of the same name (proxy-read-timeout=600, ssl-redirect=false, ...); repeatable; see docs/controller.md`)
@@ -133,6 +136,10 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 	if err != nil {
 		return sources.Options{}, nil, err
 	}
+	allowed, err := customheaders.ParseAllowed(f.allowedResponseHeaders)
+	if err != nil {
+		return sources.Options{}, nil, err
+	}
 	defaults, err := ingress.ParseAnnotationDefaults(f.annotationDefaults, sel)
 	if err != nil {
 		return sources.Options{}, nil, err
@@ -150,7 +157,7 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 			IngressClass: f.ingressClass, ControllerClass: f.controllerClass,
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
 			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: f.limitStatus,
-			SSLPassthrough: f.sslPassthrough, AnnotationDefaults: defaults,
+			SSLPassthrough: f.sslPassthrough, AllowedResponseHeaders: allowed, AnnotationDefaults: defaults,
 		}})
 	}
 	if f.gatewayAPI {

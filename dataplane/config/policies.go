@@ -59,11 +59,11 @@ type Policies struct {
 	// tenant (the Gateway API's RequestMirror), as the main pool receives
 	// them (rewrites and header changes applied, the same Host). A copy is
 	// sent and forgotten: its answer is discarded, and it never delays or
-	// fails the request. Requests whose body is streamed (larger than
-	// proxy.ReplayBodyLimit, or of unknown length) are not mirrored, nor
-	// are copies beyond the process's bound of mirrored requests in
-	// flight. Only routes whose action proxies to pools may mirror; at
-	// most MaxMirrors.
+	// fails the request. Requests whose body is streamed or larger than
+	// proxy.ReplayBodyLimit (64 KiB) are not mirrored (unless the mirror
+	// sends no body), nor are copies beyond the process's bound of
+	// mirrored requests in flight; a copy gets at most 30s. Only routes
+	// whose action proxies to pools may mirror; at most MaxMirrors.
 	Mirrors []Mirror `yaml:"mirrors,omitempty" json:"mirrors,omitempty"`
 }
 
@@ -194,6 +194,19 @@ type Mirror struct {
 	Pool string `yaml:"pool" json:"pool"`
 	// Fraction is the share of requests copied; nil copies every one.
 	Fraction *Fraction `yaml:"fraction,omitempty" json:"fraction,omitempty"`
+	// Host, when set, is the Host header of the copies (host or
+	// host:port, as rewrite.host); empty sends the main request's.
+	Host string `yaml:"host,omitempty" json:"host,omitempty"`
+	// Path, when set, is the path of the copies, with the query the client
+	// sent; it starts with "/". Empty sends the main request's path.
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// RequestURI sends the copies the path and query as the client sent
+	// them, before any rewrite (nginx's $request_uri). Not with Path.
+	RequestURI bool `yaml:"request_uri,omitempty" json:"request_uri,omitempty"`
+	// NoBody sends the copies without the request's body (nginx's
+	// mirror_request_body off); requests whose body is streamed are then
+	// copied too.
+	NoBody bool `yaml:"no_body,omitempty" json:"no_body,omitempty"`
 }
 
 // Fraction is Numerator out of Denominator, chosen at random per request.

@@ -176,6 +176,7 @@ func validateMirrors(l *errorList, path string, mirrors []Mirror) {
 		l.add(path, "at most %d mirrors, got %d", MaxMirrors, len(mirrors))
 	}
 	for i, m := range mirrors {
+		m.validateCopy(l, fmt.Sprintf("%s[%d]", path, i))
 		f := m.Fraction
 		if f == nil {
 			continue
@@ -186,6 +187,20 @@ func validateMirrors(l *errorList, path string, mirrors []Mirror) {
 			l.add(fpath+".denominator", "must be 1..1000000")
 		case f.Numerator > f.Of():
 			l.add(fpath+".numerator", "must be at most the denominator (%d)", f.Of())
+		}
+	}
+}
+
+// validateCopy checks what a mirror changes in its copies: the Host, and
+// the path, which is fixed or the client's.
+func (m *Mirror) validateCopy(l *errorList, path string) {
+	if m.Host != "" && !validHostPort(m.Host) {
+		l.add(path+".host", "%q is not a host name or address, with an optional port 1..65535 (IPv6 in brackets)", m.Host)
+	}
+	if m.Path != "" {
+		l.addErr(path+".path", validateTargetPath(m.Path))
+		if m.RequestURI {
+			l.add(path, "path and request_uri exclude each other")
 		}
 	}
 }
@@ -460,4 +475,17 @@ func (h *HeaderChanges) validate(l *errorList, path string, request bool) {
 	for i, name := range h.Remove {
 		check(fmt.Sprintf("%s.remove[%d]", path, i), name)
 	}
+}
+
+// CheckResponseHeader checks a header that response_headers may set, as
+// the configuration's validation does: a valid name that is not hop-by-hop
+// and does not decide the framing, and a value without control characters.
+func CheckResponseHeader(name, value string) error {
+	switch err := ValidateHeaderName(name); {
+	case err != nil:
+		return err
+	case unchangeableHeaders[strings.ToLower(name)]:
+		return fmt.Errorf("%s cannot be changed: it is hop-by-hop or decides the framing", name)
+	}
+	return ValidateHeaderValue(value)
 }

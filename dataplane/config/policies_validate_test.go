@@ -235,6 +235,20 @@ func TestValidatePolicies(t *testing.T) {
 		{"mirror denominator too large", func(c *config.Config) {
 			policies(c).Mirrors = []config.Mirror{{Pool: "p", Fraction: &config.Fraction{Numerator: 1, Denominator: 1_000_001}}}
 		}, []wantErr{{P + ".mirrors[0].fraction.denominator", "must be 1..1000000"}}},
+		{"mirror copies with host, path, request_uri, no_body", func(c *config.Config) {
+			policies(c).Mirrors = []config.Mirror{{Pool: "p", Host: "shadow.example:8080", Path: "/copy", NoBody: true}, {Pool: "p", Host: "[fd00::1]", RequestURI: true}}
+		}, nil},
+		{"mirror host with a path", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "p", Host: "a.example/x"}} },
+			[]wantErr{{P + ".mirrors[0].host", `"a.example/x" is not a host name or address`}}},
+		{"mirror path without /", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "p", Path: "copy"}} },
+			[]wantErr{{P + ".mirrors[0].path", "must start with /"}}},
+		{"mirror path with a query", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "p", Path: "/copy?a=1"}} },
+			[]wantErr{{P + ".mirrors[0].path", "must not hold a query or a fragment"}}},
+		{"mirror path with control characters", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "p", Path: "/a\r\nb"}} },
+			[]wantErr{{P + ".mirrors[0].path", "must not hold control characters"}}},
+		{"mirror path and request_uri", func(c *config.Config) {
+			policies(c).Mirrors = []config.Mirror{{Pool: "p", Path: "/copy", RequestURI: true}}
+		}, []wantErr{{P + ".mirrors[0]", "path and request_uri exclude each other"}}},
 		{"too many mirrors", func(c *config.Config) {
 			for range 9 {
 				policies(c).Mirrors = append(policies(c).Mirrors, config.Mirror{Pool: "p"})

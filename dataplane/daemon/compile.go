@@ -619,7 +619,7 @@ func (c *compiler) proxyRoute(p *config.Policies) proxy.Route {
 		if pool == nil {
 			continue // a missing pool already failed
 		}
-		mirror := proxy.Mirror{Pool: pool, Transport: c.transport(pool, p)}
+		mirror := proxy.Mirror{Pool: pool, Transport: c.transport(pool, p), Host: m.Host, Path: m.Path, RequestURI: m.RequestURI, NoBody: m.NoBody}
 		if m.Fraction != nil {
 			mirror.Numerator, mirror.Denominator = m.Fraction.Numerator, m.Fraction.Of()
 		}

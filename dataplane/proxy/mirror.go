@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,16 @@ type Mirror struct {
 	// Numerator out of Denominator requests are copied; a zero
 	// Denominator copies every request.
 	Numerator, Denominator uint32
+	// Host, when set, is the Host header of the copies.
+	Host string
+	// Path, when set, is the path of the copies (with the client's query).
+	Path string
+	// RequestURI sends the copies the path and query the client sent,
+	// before any rewrite (nginx's $request_uri).
+	RequestURI bool
+	// NoBody sends the copies without the request's body; requests with a
+	// streamed body are then copied too.
+	NoBody bool
 }
 
 // sampled reports whether this request is copied.
@@ -65,17 +76,23 @@ func (l *MirrorLimit) release() { l.inFlight.Add(-1) }
 // InFlight returns the mirrored requests being sent.
 func (l *MirrorLimit) InFlight() int64 { return l.inFlight.Load() }
 
+// MirrorBodyLimit bounds the body a copy carries: a request with a larger
+// body (or a streamed one) is copied only by mirrors that send no body.
+// With the bound of copies in flight, it bounds the memory copies hold.
+const MirrorBodyLimit = ReplayBodyLimit
+
 // mirror sends the copies of the prepared request, each in its own
-// goroutine. Requests with a streamed body (not kept in memory) and
-// upgrades are not copied.
+// goroutine. Upgrades are not copied, nor requests whose body is streamed
+// or over MirrorBodyLimit, except by mirrors that send no body.
 func (f *forwarding) mirror() {
-	if len(f.h.route.Mirrors) == 0 || f.body.streamed != nil || f.first.Header.Get("Upgrade") != "" {
+	if len(f.h.route.Mirrors) == 0 || f.first.Header.Get("Upgrade") != "" {
 		return
 	}
+	bodyFits := f.body.streamed == nil && len(f.body.replay) <= MirrorBodyLimit
 	grpc := isGRPC(f.x.HTTP)
 	for i := range f.h.route.Mirrors {
 		m := &f.h.route.Mirrors[i]
-		if (grpc && !m.Pool.Scheme.IsHTTP2()) || !m.sampled() {
+		if (!bodyFits && !m.NoBody) || (grpc && !m.Pool.Scheme.IsHTTP2()) || !m.sampled() {
 			continue
 		}
 		if !f.h.mirrors.acquire() {
@@ -95,11 +112,35 @@ func (f *forwarding) copyFor(m *Mirror) *http.Request {
 	if m.Pool.Scheme.UsesTLS() {
 		u.Scheme = "https"
 	}
+	f.copyPath(m, &u)
 	out.URL = &u
 	out.Header = f.first.Header.Clone()
 	out.Trailer = nil
+	if m.Host != "" {
+		out.Host = m.Host
+	}
+	if m.NoBody {
+		out.Body, out.GetBody, out.ContentLength, out.TransferEncoding = nil, nil, 0, nil
+		return out
+	}
 	out.Body, out.GetBody, out.ContentLength = f.body.forRequest(out.ContentLength)
 	return out
+}
+
+// copyPath sets the path (and query) of a copy's URL: the forwarded
+// request's, m's fixed path with the client's query, or the client's path
+// and query before any rewrite.
+func (f *forwarding) copyPath(m *Mirror, u *url.URL) {
+	client := f.x.HTTP.URL
+	switch {
+	case m.Path != "":
+		u.Opaque, u.Path, u.RawPath, u.RawQuery = "", m.Path, escapePath(m.Path), client.RawQuery
+	case m.RequestURI:
+		u.Opaque, u.Path, u.RawPath, u.RawQuery = "", client.Path, client.RawPath, client.RawQuery
+		if verbatimPath(u.RawPath) {
+			u.Opaque = u.RawPath
+		}
+	}
 }
 
 // sendCopy sends one copy to the member of m's pool that key picks, and

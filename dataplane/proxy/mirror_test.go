@@ -139,3 +139,121 @@ func TestMirrorSampled(t *testing.T) {
 		}
 	}
 }
+
+// TestMirrorCopy checks what a mirror changes in its copies (ingress-nginx's
+// mirror-target, mirror-host, mirror-request-body): the Host, a fixed path
+// or the client's request URI before a rewrite, and the body.
+func TestMirrorCopy(t *testing.T) {
+	tests := []struct {
+		name   string
+		mirror Mirror
+		// uri, host and body the copy must have.
+		uri, host, body string
+	}{
+		{name: "as forwarded", mirror: Mirror{}, uri: "/rewritten?q=1", host: "rewritten.test", body: "hello"},
+		{name: "host", mirror: Mirror{Host: "shadow.example"}, uri: "/rewritten?q=1", host: "shadow.example", body: "hello"},
+		{name: "fixed path keeps the query", mirror: Mirror{Path: "/copy/a b"}, uri: "/copy/a%20b?q=1", host: "rewritten.test", body: "hello"},
+		{name: "request URI before the rewrite", mirror: Mirror{RequestURI: true}, uri: "/orig%2Fpath?q=1", host: "rewritten.test", body: "hello"},
+		{name: "no body", mirror: Mirror{NoBody: true, Host: "shadow.example"}, uri: "/rewritten?q=1", host: "shadow.example", body: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan seen, 1)
+			main := buildPool(t, config.Pool{}, echoMember(t, nil))
+			m := tc.mirror
+			m.Pool = buildPool(t, config.Pool{}, mirrorMember(t, got, 0))
+			h := New([]Target{{Pool: main, Weight: 1}}, Route{Mirrors: []Mirror{m}}, Options{Log: quietLog})
+			r := httptest.NewRequest("POST", "http://example.com/orig%2Fpath?q=1", strings.NewReader("hello"))
+			x := exchangeFor(r)
+			x.ForwardHost, x.ForwardPath = "rewritten.test", "/rewritten"
+			if w := serve(h, x); w.Code != http.StatusOK {
+				t.Fatalf("status %d, want 200", w.Code)
+			}
+			select {
+			case s := <-got:
+				if s.URI != tc.uri || s.Host != tc.host || s.Body != tc.body {
+					t.Errorf("copy %s %s body %q; want %s %s body %q", s.Host, s.URI, s.Body, tc.host, tc.uri, tc.body)
+				}
+				if cl := s.Header.Get("Content-Length"); tc.body == "" && (cl != "" && cl != "0" || s.Header.Get("Transfer-Encoding") != "") {
+					t.Errorf("a copy without body announces one: %v", s.Header)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the mirror received nothing")
+			}
+		})
+	}
+}
+
+// TestMirrorBodyBound checks that a body over MirrorBodyLimit, or a
+// streamed one, is copied only by a mirror that sends no body, and that the
+// client's answer never waits for a slow mirror.
+func TestMirrorBodyBound(t *testing.T) {
+	withBody, noBody := make(chan seen, 2), make(chan seen, 2)
+	main := buildPool(t, config.Pool{}, echoMember(t, nil))
+	mirrors := []Mirror{
+		{Pool: buildPool(t, config.Pool{}, mirrorMember(t, withBody, 3*time.Second))},
+		{Pool: buildPool(t, config.Pool{}, mirrorMember(t, noBody, 3*time.Second)), NoBody: true},
+	}
+	// With request buffering the large body is read whole, over the
+	// bound; without, it is streamed, as a body of unknown length is.
+	buffered := New([]Target{{Pool: main, Weight: 1}}, Route{Mirrors: mirrors, BufferRequest: 1 << 20}, Options{Log: quietLog})
+	streaming := New([]Target{{Pool: main, Weight: 1}}, Route{Mirrors: mirrors}, Options{Log: quietLog})
+	large := strings.Repeat("x", MirrorBodyLimit+1)
+	streamed := httptest.NewRequest("PUT", "/streamed", io.MultiReader(strings.NewReader("a"), strings.NewReader("b")))
+	streamed.ContentLength = -1
+	for _, tc := range []struct {
+		h *Handler
+		r *http.Request
+	}{
+		{buffered, httptest.NewRequest("PUT", "/large", strings.NewReader(large))},
+		{streaming, streamed},
+	} {
+		start := time.Now()
+		if w := serve(tc.h, exchangeFor(tc.r)); w.Code != http.StatusOK || time.Since(start) > time.Second {
+			t.Fatalf("%s: status %d after %s, want 200 at once", tc.r.URL.Path, w.Code, time.Since(start))
+		}
+	}
+	for range 2 {
+		select {
+		case s := <-noBody:
+			if s.Body != "" {
+				t.Errorf("the mirror without body received %d bytes", len(s.Body))
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the mirror without body received nothing")
+		}
+	}
+	select {
+	case s := <-withBody:
+		t.Errorf("a body over the bound was copied: %s, %d bytes", s.URI, len(s.Body))
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+// TestMirrorNameToLoopback checks that a mirror whose member is a DNS name
+// resolving to loopback (mirror-target: http://localhost:...) sends
+// nothing there: the address rule refuses what the name resolves to, and
+// the failed copy is counted.
+func TestMirrorNameToLoopback(t *testing.T) {
+	got := make(chan seen, 1)
+	target := mirrorMember(t, got, 0)
+	_, port, _ := strings.Cut(target, ":")
+	main := buildPool(t, config.Pool{}, echoMember(t, nil))
+	mirror := buildPool(t, config.Pool{}, "localhost:"+port)
+	h := mirrorHandler(t, main, nil, mirror)
+	if w := serve(h, exchangeFor(httptest.NewRequest("GET", "/", nil))); w.Code != http.StatusOK {
+		t.Fatalf("status %d, want 200", w.Code)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for mirror.Members().Member(0).Stats.Failures.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the copy to a name resolving to loopback did not fail")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case s := <-got:
+		t.Errorf("the loopback listener received a copy: %+v", s)
+	default:
+	}
+}

@@ -8,6 +8,7 @@ package ingress
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,6 +59,9 @@ type Options struct {
 	// every object without an auth-url of its own, unless it says
 	// enable-global-auth: "false". Nil: none.
 	GlobalAuth *config.ExternalAuth
+	// AllowedResponseHeaders is --global-allowed-response-headers: the
+	// header names custom-headers may set (matched exactly). Empty: none.
+	AllowedResponseHeaders []string
 	// LimitStatus is --limit-status-code: the status of the requests the
 	// rate-limit family's limits refuse. Zero means DefaultLimitStatus.
 	LimitStatus int
@@ -127,6 +131,8 @@ func (t *translation) run() *core.Contribution {
 	t.sslPassthrough()
 	t.backendTLS()
 	t.limitStatus()
+	t.customHeaders()
+	t.mirrorTLS()
 	t.globalAuth()
 	t.externalAuthTLS()
 	t.unservedCanary()
@@ -314,6 +320,39 @@ func pathType(pt *networkingv1.PathType) core.PathType {
 
 // limitStatus sets the status of the rate limits' refusals from
 // --limit-status-code; 503, the data plane's default, is left unwritten.
+// customHeaders sets the response headers of custom-headers when the
+// controller's allow list holds every name; otherwise the object is not
+// served, as ingress-nginx denies its paths.
+func (t *translation) customHeaders() {
+	s := &t.c.Settings
+	custom := s.CustomHeaders
+	if custom == nil {
+		return
+	}
+	s.CustomHeaders = nil
+	for _, h := range custom.Headers {
+		if !slices.Contains(t.opts.AllowedResponseHeaders, h.Name) {
+			t.c.Refused = true
+			t.note(core.InvalidAnnotation, "%scustom-headers: ConfigMap %s, entry %s: the header is not in the controller's --global-allowed-response-headers "+
+				"(chart value ingressController.globalAllowedResponseHeaders); the object is not served", registry.Prefix, core.Quote(custom.ConfigMap), core.Quote(h.Name))
+			return
+		}
+	}
+	if t.c.Refused {
+		return
+	}
+	s.Policies.ResponseHeaders = &config.HeaderChanges{Set: custom.Headers}
+}
+
+// mirrorTLS leaves an https mirror-target unverified under
+// --backend-tls-verify=annotated: ingress-nginx does not verify it (the
+// proxy-ssl-* keys configure the object's members, not the mirror).
+func (t *translation) mirrorTLS() {
+	if m := t.c.Settings.Mirror; m != nil && m.Scheme.UsesTLS() && t.opts.BackendTLSVerify == VerifyAnnotated {
+		m.SkipVerify = true
+	}
+}
+
 func (t *translation) limitStatus() {
 	rl := t.c.Settings.Policies.RateLimit
 	if rl == nil || !rl.Counts() || t.opts.LimitStatus == 0 || t.opts.LimitStatus == DefaultLimitStatus {

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	_ "github.com/ramjet-dev/ramjet/annotations/all"
+	"github.com/ramjet-dev/ramjet/annotations/customheaders"
 	"github.com/ramjet-dev/ramjet/annotations/extauth"
 	"github.com/ramjet-dev/ramjet/core"
 	"github.com/ramjet-dev/ramjet/dataplane/config"
@@ -141,6 +142,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	limitStatus := fs.Int("limit-status-code", ingress.DefaultLimitStatus, "")
 	sslPassthrough := fs.Bool("enable-ssl-passthrough", false, "")
 	annotationDefaults := fs.StringArray("annotation-default", nil, "")
+	allowedHeaders := fs.String("global-allowed-response-headers", "", "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
@@ -153,6 +155,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 		t.Fatal(err)
 	}
 	defaults, err := ingress.ParseAnnotationDefaults(*annotationDefaults, sel)
+	allowed, err := customheaders.ParseAllowed(*allowedHeaders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,6 +171,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
 			BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: *limitStatus, SSLPassthrough: *sslPassthrough,
 			AnnotationDefaults: defaults,
+			AllowedResponseHeaders: allowed,
 		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 		AllowExternalName: *externalName,
