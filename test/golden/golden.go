@@ -170,7 +170,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
 			BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: *limitStatus, SSLPassthrough: *sslPassthrough,
-			AnnotationDefaults: defaults,
+			AnnotationDefaults:     defaults,
 			AllowedResponseHeaders: allowed,
 		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
