@@ -67,7 +67,7 @@ type Policies struct {
 	Mirrors []Mirror `yaml:"mirrors,omitempty" json:"mirrors,omitempty"`
 	// ErrorPages replaces some answers by an error backend's and serves
 	// the route from a fallback pool while its pool has no members. Only
-	// routes whose action proxies to one pool may have them.
+	// routes whose action proxies to pools may have them.
 	ErrorPages *ErrorPages `yaml:"error_pages,omitempty" json:"error_pages,omitempty"`
 }
 

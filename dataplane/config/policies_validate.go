@@ -225,8 +225,6 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 		if p.ErrorPages != nil {
 			l.add(path+".error_pages", "a fixed response has no member's answer to replace")
 		}
-	case len(a.Pools) > 0 && p.ErrorPages != nil:
-		l.add(path+".error_pages", "only a route proxying to one pool may have error pages")
 	}
 }
 

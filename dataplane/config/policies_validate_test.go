@@ -247,6 +247,10 @@ func TestValidatePolicies(t *testing.T) {
 				Timeout: config.Duration(time.Second), Namespace: "shop", Ingress: "web", Service: "front", ServicePort: "80"}
 		}, nil},
 		{"error pages fallback alone", func(c *config.Config) { policies(c).ErrorPages = &config.ErrorPages{FallbackPool: "p"} }, nil},
+		{"error pages on a weighted action", func(c *config.Config) {
+			route(c).Action = config.Action{Pools: []config.WeightedPool{{Pool: "p", Weight: 1}}}
+			policies(c).ErrorPages = &config.ErrorPages{Statuses: []int{404}, Pool: "p", FallbackPool: "p"}
+		}, nil},
 		{"error pages empty", func(c *config.Config) { policies(c).ErrorPages = &config.ErrorPages{} },
 			[]wantErr{{P + ".error_pages", "needs statuses and pool, or fallback_pool"}}},
 		{"error pages statuses", func(c *config.Config) {
@@ -273,10 +277,6 @@ func TestValidatePolicies(t *testing.T) {
 			route(c).Action = config.Action{Respond: &config.Respond{Status: 200}}
 			policies(c).ErrorPages = &config.ErrorPages{FallbackPool: "p"}
 		}, []wantErr{{P + ".error_pages", "a fixed response has no member's answer to replace"}}},
-		{"error pages on a weighted action", func(c *config.Config) {
-			route(c).Action = config.Action{Pools: []config.WeightedPool{{Pool: "p", Weight: 1}}}
-			policies(c).ErrorPages = &config.ErrorPages{FallbackPool: "p"}
-		}, []wantErr{{P + ".error_pages", "only a route proxying to one pool may have error pages"}}},
 		{"retry", func(c *config.Config) {
 			policies(c).Retry = &config.Retry{Codes: []int{500, 502}, Attempts: intp(3), Backoff: config.Duration(100 * time.Millisecond)}
 		}, nil},
