@@ -206,6 +206,10 @@ type Settings struct {
 	// certificates of its own, and each of its paths takes a share of the
 	// main route with the same host, path type and path.
 	Canary *Canary
+	// ErrorPages are the object's custom error pages and default backend
+	// (custom-http-errors, default-backend,
+	// disable-proxy-intercept-errors); nil for none.
+	ErrorPages *ErrorPages
 	// LegacyCanaryAffinity is affinity-canary-behavior: legacy on a
 	// canary: its pool balances as the canary says instead of taking the
 	// main route's session affinity.
@@ -285,6 +289,23 @@ type CustomHeaders struct {
 	ConfigMap string
 	// Headers are set on every answer, sorted by name.
 	Headers []config.Header
+}
+
+// ErrorPages is what custom-http-errors, default-backend and
+// disable-proxy-intercept-errors ask of an object's paths.
+type ErrorPages struct {
+	// Statuses are the replaced statuses (custom-http-errors), sorted.
+	Statuses []int
+	// OwnAnswersOnly leaves the members' answers alone
+	// (disable-proxy-intercept-errors).
+	OwnAnswersOnly bool
+	// Service is the default-backend Service of the object's namespace,
+	// "" for none; the input resolves it into Backend.
+	Service string
+	// Backend is Service's first port with its members: the error backend
+	// and the paths' fallback. Nil sends the error pages to the
+	// controller's default backend (Options.DefaultBackend).
+	Backend *Backend
 }
 
 // BasicAuth is an htpasswd file's content and the realm.

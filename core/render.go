@@ -37,6 +37,9 @@ type rendering struct {
 	findings      []Finding
 	// sources maps a field path prefix to the objects it comes from.
 	sources map[string][]*Contribution
+	// noErrorBackend are the objects told their custom-http-errors has no
+	// error backend.
+	noErrorBackend map[*Contribution]bool
 }
 
 func render(m *Model, base *config.Server, opts Options) *rendering {
@@ -258,6 +261,9 @@ func notServed() config.Action {
 // rewrite-target: / on path: / is a no-op, not "everything to /").
 func (r *rendering) policies(c *Contribution, route *Route) *config.Policies {
 	p := c.Settings.Policies
+	if ep := c.Settings.ErrorPages; ep != nil {
+		p.ErrorPages = r.errorPages(c, route, ep)
+	}
 	if a := c.Settings.BasicAuth; a != nil {
 		p.BasicAuth = &config.BasicAuth{File: r.file(a.Htpasswd, ".htpasswd"), Realm: a.Realm}
 	}

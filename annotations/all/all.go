@@ -12,6 +12,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/bodysize"
 	_ "github.com/ramjet-dev/ramjet/annotations/canary"
 	_ "github.com/ramjet-dev/ramjet/annotations/cors"
+	_ "github.com/ramjet-dev/ramjet/annotations/customerrors"
 	_ "github.com/ramjet-dev/ramjet/annotations/customheaders"
 	_ "github.com/ramjet-dev/ramjet/annotations/extauth"
 	_ "github.com/ramjet-dev/ramjet/annotations/ignored"

@@ -1,9 +1,8 @@
 // Package ignored is the family of ingress-nginx annotations Ramjet has no
-// counterpart for and that are not access controls: global rate limits, custom
-// error pages, tracing, TLS tuning and the
-// like. Each key says what happens instead, so an object
+// counterpart for and that are not access controls: tracing, TLS tuning,
+// FastCGI and the like. Each key says what happens instead, so an object
 // carrying one gets an UnknownAnnotation finding that explains the
-// difference (for instance: requests are not rate limited across replicas) rather than
+// difference (for instance: no tracing spans are produced) rather than
 // "not an annotation Ramjet knows". The object is served as if the key were
 // absent. Access controls Ramjet does not provide are not here: they make
 // the object not served (annotations/snippets, annotations/extauth).
@@ -29,14 +28,6 @@ func init() {
 			// Global rate limiting (the local limits are annotations/ratelimit).
 			wildcard("global-rate-limit", registry.RiskLow, registry.ScopeIngress,
 				"every global-rate-limit* key: rate limits shared between replicas through memcached", "global rate limiting is not provided: requests are not limited, whatever their rate"),
-			// Error pages and the default backend.
-			ignored("custom-http-errors", registry.RiskLow, registry.ScopeIngress, "",
-				"status codes of member answers replaced by the default backend's error pages", "members' error answers reach the client unchanged; they are not replaced by the default backend's pages"),
-			ignored("default-backend", registry.RiskLow, registry.ScopeIngress, "",
-				"a Service of the object's namespace that answers when a path's Service has no endpoints, and serves custom-http-errors",
-				"a Service without ready endpoints answers 503 (NoEndpoints); requests are not sent to this Service instead"),
-			ignored("disable-proxy-intercept-errors", registry.RiskLow, registry.ScopeIngress, "false",
-				"stops custom-http-errors from intercepting member errors", "member errors are never intercepted (custom-http-errors is not provided), so there is nothing to turn off"),
 			// TLS.
 			ignored("ssl-ciphers", registry.RiskLow, registry.ScopeHost, "",
 				"the TLS cipher suites of the object's hosts", "TLS versions and cipher suites are ramjetd's own (TLS 1.2 and later, Go's default suites) and cannot be changed per host"),

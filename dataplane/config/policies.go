@@ -65,6 +65,10 @@ type Policies struct {
 	// mirrored requests in flight; a copy gets at most 30s. Only routes
 	// whose action proxies to pools may mirror; at most MaxMirrors.
 	Mirrors []Mirror `yaml:"mirrors,omitempty" json:"mirrors,omitempty"`
+	// ErrorPages replaces some answers by an error backend's and serves
+	// the route from a fallback pool while its pool has no members. Only
+	// routes whose action proxies to pools may have them.
+	ErrorPages *ErrorPages `yaml:"error_pages,omitempty" json:"error_pages,omitempty"`
 }
 
 // Retry is a route's retry policy. The retry rule still decides what may

@@ -81,6 +81,9 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 		}
 	}
 	validateMirrors(l, path+".mirrors", p.Mirrors)
+	if p.ErrorPages != nil {
+		p.ErrorPages.validate(l, path+".error_pages")
+	}
 	if p.Retry != nil {
 		p.Retry.validate(l, path+".retry")
 	}
@@ -234,6 +237,9 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 		if p.Buffering != nil {
 			l.add(path+".buffering", "a fixed response sends nothing to a member")
 		}
+		if p.ErrorPages != nil {
+			l.add(path+".error_pages", "a fixed response has no member's answer to replace")
+		}
 	}
 }
 
@@ -242,7 +248,7 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 func (p *Policies) IsZero() bool {
 	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.RateLimit == nil && p.Satisfy == "" && p.MaxBody == nil &&
 		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0 && p.Retry == nil &&
-		p.ResponseRewrite == nil && p.Buffering == nil
+		p.ResponseRewrite == nil && p.Buffering == nil && p.ErrorPages == nil
 }
 
 // validateLocalPath checks a path used as a redirect target on the same

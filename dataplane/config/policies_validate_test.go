@@ -3,6 +3,7 @@ package config_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,6 +256,41 @@ func TestValidatePolicies(t *testing.T) {
 			}
 		},
 			[]wantErr{{P + ".mirrors", "at most 8 mirrors, got 9"}}},
+		{"error pages", func(c *config.Config) {
+			policies(c).ErrorPages = &config.ErrorPages{Statuses: []int{404, 503}, Pool: "p", FallbackPool: "p", OwnAnswersOnly: true,
+				Timeout: config.Duration(time.Second), Namespace: "shop", Ingress: "web", Service: "front", ServicePort: "80"}
+		}, nil},
+		{"error pages fallback alone", func(c *config.Config) { policies(c).ErrorPages = &config.ErrorPages{FallbackPool: "p"} }, nil},
+		{"error pages on a weighted action", func(c *config.Config) {
+			route(c).Action = config.Action{Pools: []config.WeightedPool{{Pool: "p", Weight: 1}}}
+			policies(c).ErrorPages = &config.ErrorPages{Statuses: []int{404}, Pool: "p", FallbackPool: "p"}
+		}, nil},
+		{"error pages empty", func(c *config.Config) { policies(c).ErrorPages = &config.ErrorPages{} },
+			[]wantErr{{P + ".error_pages", "needs statuses and pool, or fallback_pool"}}},
+		{"error pages statuses", func(c *config.Config) {
+			policies(c).ErrorPages = &config.ErrorPages{Statuses: []int{404, 399, 404, 600}, Pool: "p"}
+		}, []wantErr{{P + ".error_pages.statuses[1]", "must be 400..599, not 399"}, {P + ".error_pages.statuses[2]", "404 is listed twice"},
+			{P + ".error_pages.statuses[3]", "must be 400..599, not 600"}}},
+		{"error pages without pool", func(c *config.Config) { policies(c).ErrorPages = &config.ErrorPages{Statuses: []int{404}} },
+			[]wantErr{{P + ".error_pages.pool", "is required with statuses"}}},
+		{"error pages pool without statuses", func(c *config.Config) {
+			policies(c).ErrorPages = &config.ErrorPages{Pool: "p", FallbackPool: "p", OwnAnswersOnly: true}
+		}, []wantErr{{P + ".error_pages.statuses", "are required with pool"}, {P + ".error_pages.own_answers_only", "needs statuses"}}},
+		{"error pages unknown pools", func(c *config.Config) {
+			policies(c).ErrorPages = &config.ErrorPages{Statuses: []int{404}, Pool: "nope", FallbackPool: "gone"}
+		}, []wantErr{{P + ".error_pages.pool", `no pool "nope" in this tenant`}, {P + ".error_pages.fallback_pool", `no pool "gone" in this tenant`}}},
+		{"error pages bounds", func(c *config.Config) {
+			policies(c).ErrorPages = &config.ErrorPages{Statuses: []int{404}, Pool: "p", Timeout: config.Duration(2 * time.Minute),
+				Namespace: "a b", Ingress: "x\r\nSet-Cookie:", Service: strings.Repeat("s", 254), ServicePort: "é"}
+		}, []wantErr{{P + ".error_pages.timeout", "must be 0 (the default, 10s) to 1m"},
+			{P + ".error_pages.namespace", "must be printable ASCII without spaces"},
+			{P + ".error_pages.ingress", "must be printable ASCII without spaces"},
+			{P + ".error_pages.service", "must be at most 253 bytes, got 254"},
+			{P + ".error_pages.service_port", "must be printable ASCII without spaces"}}},
+		{"error pages on a fixed response", func(c *config.Config) {
+			route(c).Action = config.Action{Respond: &config.Respond{Status: 200}}
+			policies(c).ErrorPages = &config.ErrorPages{FallbackPool: "p"}
+		}, []wantErr{{P + ".error_pages", "a fixed response has no member's answer to replace"}}},
 		{"retry", func(c *config.Config) {
 			policies(c).Retry = &config.Retry{Codes: []int{500, 502}, Attempts: intp(3), Backoff: config.Duration(100 * time.Millisecond)}
 		}, nil},

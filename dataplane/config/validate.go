@@ -311,7 +311,7 @@ func (t *Tenant) validate(l *errorList, path string, budget *regexBudget, srv *S
 	if t.DefaultRoute != nil {
 		t.validateAction(l, path+".default_route.action", &t.DefaultRoute.Action)
 		t.DefaultRoute.Policies.validate(l, path+".default_route.policies", &t.DefaultRoute.Action, nil, srv)
-		t.checkMirrorPools(l, path+".default_route.policies.mirrors", t.DefaultRoute.Policies)
+		t.checkPolicyPools(l, path+".default_route.policies", t.DefaultRoute.Policies)
 		validatePrefixReplacement(l, path+".default_route", PathMatch{}, &t.DefaultRoute.Action, t.DefaultRoute.Policies)
 	}
 	for _, aname := range sortedKeys(t.Applications) {
@@ -395,7 +395,7 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 			regex, _ = CompilePathRegex(r.Match.Path.Regex)
 		}
 		r.Policies.validate(l, rpath+".policies", &r.Action, regex, srv)
-		t.checkMirrorPools(l, rpath+".policies.mirrors", r.Policies)
+		t.checkPolicyPools(l, rpath+".policies", r.Policies)
 		r.HTTPSRedirectTarget.validate(l, rpath+".https_redirect_target")
 		if len(r.Name) > MaxValueLength || strings.ContainsAny(r.Name, "\r\n\x00") {
 			l.add(rpath+".name", "must be at most %d bytes without control characters", MaxValueLength)
@@ -405,7 +405,7 @@ func (t *Tenant) validateApplication(l *errorList, path string, app *Application
 		t.validateAction(l, path+".default_route.action", &app.DefaultRoute.Action)
 		validatePrefixReplacement(l, path+".default_route", PathMatch{}, &app.DefaultRoute.Action, app.DefaultRoute.Policies)
 		app.DefaultRoute.Policies.validate(l, path+".default_route.policies", &app.DefaultRoute.Action, nil, srv)
-		t.checkMirrorPools(l, path+".default_route.policies.mirrors", app.DefaultRoute.Policies)
+		t.checkPolicyPools(l, path+".default_route.policies", app.DefaultRoute.Policies)
 	}
 	if over >= 0 {
 		l.add(fmt.Sprintf("%s.routes[%d].match", path, over), "with %s, the regexes of this application compile to more than the %d instructions one request may run "+
@@ -575,13 +575,22 @@ func (t *Tenant) validateAction(l *errorList, path string, a *Action) {
 	}
 }
 
-// checkMirrorPools refuses mirrors to pools the tenant does not have.
-func (t *Tenant) checkMirrorPools(l *errorList, path string, p *Policies) {
+// checkPolicyPools refuses mirrors and error pages naming pools the
+// tenant does not have.
+func (t *Tenant) checkPolicyPools(l *errorList, path string, p *Policies) {
 	if p == nil {
 		return
 	}
 	for i, m := range p.Mirrors {
-		t.checkPoolRef(l, fmt.Sprintf("%s[%d].pool", path, i), m.Pool)
+		t.checkPoolRef(l, fmt.Sprintf("%s.mirrors[%d].pool", path, i), m.Pool)
+	}
+	if e := p.ErrorPages; e != nil {
+		if e.Pool != "" {
+			t.checkPoolRef(l, path+".error_pages.pool", e.Pool)
+		}
+		if e.FallbackPool != "" {
+			t.checkPoolRef(l, path+".error_pages.fallback_pool", e.FallbackPool)
+		}
 	}
 }
 

@@ -625,7 +625,30 @@ func (c *compiler) proxyRoute(p *config.Policies) proxy.Route {
 		}
 		r.Mirrors = append(r.Mirrors, mirror)
 	}
+	if e := p.ErrorPages; e != nil {
+		r.ErrorPages = c.errorPages(e, p)
+	}
 	return r
+}
+
+// errorPages compiles a route's error pages: the error backend with its
+// pool's own timeouts (bounded by the policy's), the fallback pool with
+// the route's, as the route's own pool.
+func (c *compiler) errorPages(e *config.ErrorPages, p *config.Policies) *proxy.ErrorPages {
+	out := &proxy.ErrorPages{
+		OwnAnswersOnly: e.OwnAnswersOnly, Timeout: e.TimeoutOrDefault(),
+		Namespace: e.Namespace, Ingress: e.Ingress, Service: e.Service, ServicePort: e.ServicePort,
+	}
+	for _, s := range e.Statuses {
+		out.Statuses.Add(s)
+	}
+	if pool := c.pools[e.Pool]; pool != nil && e.Pool != "" {
+		out.Pool, out.Transport = pool, pool.Transport
+	}
+	if pool := c.pools[e.FallbackPool]; pool != nil && e.FallbackPool != "" {
+		out.Fallback, out.FallbackTransport = pool, c.transport(pool, p)
+	}
+	return out
 }
 
 // textRewrites compiles validated rewrite rules.

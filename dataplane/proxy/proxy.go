@@ -106,6 +106,10 @@ type Route struct {
 	// that target before any weight is drawn, targets of weight 0
 	// included (config.Action.Sticky).
 	Sticky bool
+	// ErrorPages replaces some answers by an error backend's and names
+	// the pool serving the route while its own has no members
+	// (errorpages.go); nil changes nothing.
+	ErrorPages *ErrorPages
 }
 
 // Retry is a route's retry policy (config.Retry): which answers are tried
@@ -258,6 +262,7 @@ type forwarding struct {
 	ntried    int
 	started   time.Time // the start of the first try, under a retry policy's Within
 	reserved  int64     // bytes of the buffer budget held
+	fallback  bool      // the route's fallback pool serves the request
 }
 
 func (f *forwarding) run() {
@@ -269,8 +274,9 @@ func (f *forwarding) run() {
 		defer cancel()
 	}
 	defer f.release()
+	f.useFallback()
 	if err := f.prepare(); err != nil {
-		writeError(f.w, r, err)
+		f.fail(err)
 		return
 	}
 	f.mirror()
@@ -303,12 +309,12 @@ func (f *forwarding) run() {
 		resp, err := f.roundTrip(m)
 		if err == nil {
 			if !f.retryStatus(resp.StatusCode) {
-				f.respond(m, resp)
+				f.answer(m, resp)
 				return
 			}
 			m.Stats.Failures.Add(1)
 			if try+1 == tries || !f.anotherMember() || !f.canRetry(nil) || !f.inRetryTime() {
-				f.respond(m, resp)
+				f.answer(m, resp)
 				return
 			}
 			discard(resp)
@@ -341,13 +347,16 @@ func (f *forwarding) run() {
 		}
 	}
 	f.h.log.Debug("proxy: no response from the pool", "pool", f.pool.Name, "tries", f.ntried, "error", lastErr)
-	writeError(f.w, r, lastErr)
+	f.fail(lastErr)
 }
 
 // prepare builds the outgoing request once for all tries.
 func (f *forwarding) prepare() error {
 	r := f.x.HTTP
 	prepareRequestHeaders(f.x)
+	if f.fallback {
+		f.fallbackHeaders()
+	}
 	body, err := f.readBody()
 	if err != nil {
 		return err

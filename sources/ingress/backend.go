@@ -40,12 +40,23 @@ func (t *translation) backend(b *networkingv1.IngressBackend, field string) *cor
 	out.Members = members
 	for _, problem := range problems {
 		if len(members) == 0 {
-			t.note(problem.Reason, "%s: %s; the path answers 503", field, problem.Message)
+			t.note(problem.Reason, "%s: %s; %s", field, problem.Message, t.emptyPoolAnswer(field))
 		} else {
 			t.note(problem.Reason, "%s: %s", field, problem.Message)
 		}
 	}
 	return out
+}
+
+// emptyPoolAnswer says who answers the requests of a path (field) whose
+// backend has no members: the default-backend annotation's Service when it
+// has members (ramjetd's fallback pool), else 503.
+func (t *translation) emptyPoolAnswer(field string) string {
+	ep := t.c.Settings.ErrorPages
+	if ep == nil || ep.Backend == nil || len(ep.Backend.Members) == 0 || !strings.HasPrefix(field, "spec.rules[") {
+		return "the path answers 503"
+	}
+	return fmt.Sprintf("the default-backend Service %s/%s answers instead", ep.Backend.Namespace, ep.Backend.Service)
 }
 
 // ResolveOptions change how a Service port resolves.

@@ -129,6 +129,7 @@ func (t *translation) run() *core.Contribution {
 		t.c.Settings.Regex = true
 	}
 	t.sslPassthrough()
+	t.errorPages()
 	t.backendTLS()
 	t.limitStatus()
 	t.customHeaders()
