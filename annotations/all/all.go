@@ -12,6 +12,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/canary"
 	_ "github.com/ramjet-dev/ramjet/annotations/cors"
 	_ "github.com/ramjet-dev/ramjet/annotations/extauth"
+	_ "github.com/ramjet-dev/ramjet/annotations/globalratelimit"
 	_ "github.com/ramjet-dev/ramjet/annotations/ignored"
 	_ "github.com/ramjet-dev/ramjet/annotations/loadbalance"
 	_ "github.com/ramjet-dev/ramjet/annotations/modsecurity"

@@ -1,9 +1,9 @@
 // Package ignored is the family of ingress-nginx annotations Ramjet has no
-// counterpart for and that are not access controls: global rate limits, custom
-// error pages, mirroring, tracing, TLS passthrough and tuning, server
-// aliases and the like. Each key says what happens instead, so an object
-// carrying one gets an UnknownAnnotation finding that explains the
-// difference (for instance: requests are not rate limited across replicas) rather than
+// counterpart for and that are not access controls: custom error pages,
+// mirroring, tracing, TLS tuning, server aliases and the like. Each key
+// says what happens instead, so an object carrying one gets an
+// UnknownAnnotation finding that explains the difference (for instance:
+// members' error answers are not replaced) rather than
 // "not an annotation Ramjet knows". The object is served as if the key were
 // absent. Access controls Ramjet does not provide are not here: they make
 // the object not served (annotations/snippets, annotations/extauth).
@@ -26,9 +26,6 @@ func init() {
 		Name: "ignored",
 		Doc:  "ingress-nginx annotations Ramjet has no counterpart for; each is reported (UnknownAnnotation) with what happens instead.",
 		Keys: []registry.Key{
-			// Global rate limiting (the local limits are annotations/ratelimit).
-			wildcard("global-rate-limit", registry.RiskLow, registry.ScopeIngress,
-				"every global-rate-limit* key: rate limits shared between replicas through memcached", "global rate limiting is not provided: requests are not limited, whatever their rate"),
 			// Error pages and the default backend.
 			ignored("custom-http-errors", registry.RiskLow, registry.ScopeIngress, "",
 				"status codes of member answers replaced by the default backend's error pages", "members' error answers reach the client unchanged; they are not replaced by the default backend's pages"),

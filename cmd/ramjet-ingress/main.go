@@ -66,6 +66,7 @@ type translationFlags struct {
 	sslPassthrough                                                         bool
 	assumeClasses                                                          []string
 	limitStatus                                                            int
+	globalRateLimit                                                        globalRateLimitFlags
 	gateway                                                                gatewayFlags
 	// publishService is run's --publish-service: in the Gateway API's
 	// shared mode every Gateway reports its addresses.
@@ -89,6 +90,7 @@ func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.backendTLSVerify, "backend-tls-verify", string(ingress.VerifyAlways), `which members reached over TLS are verified: "always", or "annotated" (only with proxy-ssl-verify: "on", as ingress-nginx)`)
 	fs.StringVar(&f.globalAuthURL, "global-auth-url", "", `external authentication of every Ingress without an auth-url of its own, unless it says enable-global-auth: "false" (ingress-nginx's global-auth-url); empty: none`)
 	fs.IntVar(&f.limitStatus, "limit-status-code", ingress.DefaultLimitStatus, "status of the requests the limit-rps, limit-rpm and limit-connections annotations refuse, 400..599 (ingress-nginx's limit-req-status-code and limit-conn-status-code; 429 is Too Many Requests)")
+	f.globalRateLimit.register(fs)
 	fs.BoolVar(&f.sslPassthrough, "enable-ssl-passthrough", false, `serve ssl-passthrough: "true" (TLS connections spliced undecrypted to the Service by their server name); off: the key is ignored with a finding, as ingress-nginx without the flag`)
 	fs.StringVar(&f.defaultBackend, "default-backend", "", "namespace/name:port of the Service answering unmatched requests (default: 404)")
 	fs.StringVar(&f.defaultCert, "default-ssl-certificate", "", "namespace/name of the TLS Secret for hosts without their own certificate (default: a generated one)")
@@ -133,6 +135,9 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 	if err != nil {
 		return sources.Options{}, nil, err
 	}
+	if err := f.globalRateLimit.apply(base); err != nil {
+		return sources.Options{}, nil, err
+	}
 	opts := sources.Options{
 		DefaultBackend: f.defaultBackend, DefaultSSLCertificate: f.defaultCert, HTTPSListener: f.httpsListener,
 		AllowExternalName: f.externalName,
@@ -142,7 +147,7 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 			IngressClass: f.ingressClass, ControllerClass: f.controllerClass,
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
 			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: f.limitStatus,
-			SSLPassthrough: f.sslPassthrough,
+			SSLPassthrough: f.sslPassthrough, GlobalRateLimit: base.Memcached != nil, GlobalRateLimitStatus: f.globalRateLimit.status,
 		}})
 	}
 	if f.gatewayAPI {

@@ -202,3 +202,11 @@ func (p KeyPart) validate(l *errorList, path string) {
 		l.addErr(path+".cookie", ValidateCookieName(p.Cookie))
 	}
 }
+
+// Check validates m alone, as server.memcached: how the controller checks
+// its flags before it renders a configuration.
+func (m *Memcached) Check() error {
+	var l errorList
+	m.validate(&l, "server.memcached")
+	return l.result()
+}

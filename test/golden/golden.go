@@ -79,8 +79,8 @@ func translateCase(t *testing.T, a *Archive) map[string]string {
 	if err != nil {
 		t.Fatalf("reading input.yaml: %v", err)
 	}
-	opts := caseOptions(t, a.Get("flags"))
 	base := &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}, "https": {Address: ":443", TLS: &config.ListenerTLS{}}}}
+	opts := caseOptions(t, a.Get("flags"), base)
 	out := sources.Translate(snap, base, opts)
 	if err := out.Config.Validate(); err != nil {
 		t.Fatalf("the translation is not valid: %v", err)
@@ -125,8 +125,9 @@ func FindingLines(out *sources.Output, notes offline.Notes) string {
 	return b.String()
 }
 
-// caseOptions parses a case's flags as ramjet-ingress would.
-func caseOptions(t *testing.T, flags string) sources.Options {
+// caseOptions parses a case's flags as ramjet-ingress would; a memcached
+// host goes into base.
+func caseOptions(t *testing.T, flags string, base *config.Server) sources.Options {
 	fs := pflag.NewFlagSet("case", pflag.ContinueOnError)
 	annotations := fs.String("annotations", "all", "")
 	crossNS := fs.Bool("cross-namespace-paths", false, "")
@@ -139,6 +140,8 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	globalAuthURL := fs.String("global-auth-url", "", "")
 	limitStatus := fs.Int("limit-status-code", ingress.DefaultLimitStatus, "")
 	sslPassthrough := fs.Bool("enable-ssl-passthrough", false, "")
+	memcachedHost := fs.String("global-rate-limit-memcached-host", "", "")
+	globalStatus := fs.Int("global-rate-limit-status-code", ingress.DefaultGlobalRateLimitStatus, "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
@@ -156,11 +159,15 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 			t.Fatal(err)
 		}
 	}
+	if *memcachedHost != "" {
+		base.Memcached = &config.Memcached{Addresses: []string{*memcachedHost + ":11211"}}
+	}
 	opts := sources.Options{
 		Inputs: []input.Input{&ingress.Input{Options: ingress.Options{
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
 			WatchWithoutClass: *withoutClass, AllowExternalName: *externalName, Annotations: sel,
 			BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: *limitStatus, SSLPassthrough: *sslPassthrough,
+			GlobalRateLimit: base.Memcached != nil, GlobalRateLimitStatus: *globalStatus,
 		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 		AllowExternalName: *externalName,
