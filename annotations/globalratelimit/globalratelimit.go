@@ -60,7 +60,7 @@ func init() {
 					"Another variable makes the object not served (ingress-nginx takes any variable, and falls back to $remote_addr for a value it refuses). " +
 					"A key empty for a request counts by the client address, as in ingress-nginx."},
 			{Name: ignoredKey, Validate: validRanges, List: true, Risk: registry.RiskMedium, Scope: registry.ScopeIngress,
-				Doc: "Comma-separated client CIDRs or addresses that are neither counted nor limited.",
+				Doc:     "Comma-separated client CIDRs or addresses that are neither counted nor limited.",
 				Differs: "At most 1024. An entry that does not parse makes the object not served (ingress-nginx drops the limit)."},
 		},
 		Parse: parse,
