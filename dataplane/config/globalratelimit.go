@@ -19,7 +19,8 @@ type Memcached struct {
 	Addresses []string `yaml:"addresses" json:"addresses"`
 	// Timeout bounds connecting to a server and each read and write of one
 	// operation (ingress-nginx's global-rate-limit-memcached-connect-timeout);
-	// a request makes at most three operations. Zero means
+	// a request makes two operations (read, increment), at most four.
+	// Zero means
 	// DefaultMemcachedTimeout; at most MaxMemcachedTimeout.
 	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
 	// PoolSize is how many idle connections are kept open to each server
