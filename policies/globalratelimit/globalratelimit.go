@@ -8,8 +8,9 @@
 // It is lua-resty-global-throttle's approximate sliding window, which
 // ingress-nginx uses. Time is cut in windows of the policy's length; the
 // counter of a key in window n is the memcached key
-// "<namespace>.<key>.<n>.counter" (percent-escaped as lua-resty-memcached
-// escapes keys), a decimal text that expires after two windows. A request
+// "<namespace>.<key>.<n>.counter" (every byte but letters, digits and
+// "-._~" percent-escaped, as lua-resty-memcached escapes the keys of
+// ingress-nginx), a decimal text that expires after two windows. A request
 // reads the counters of the current and previous windows (one GetMulti):
 // when the current count has reached the limit, or the estimate
 // count + rate × remaining (the rate extrapolated from both windows)
