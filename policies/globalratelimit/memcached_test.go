@@ -1,6 +1,7 @@
 package globalratelimit
 
 import (
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -17,10 +18,11 @@ import (
 func TestMemcached(t *testing.T) {
 	addr := memcached.Start(t)
 	cfg := config.GlobalRateLimit{Namespace: "uid1", Limit: 4, Window: config.Duration(time.Hour)}
-	mc := &config.Memcached{Addresses: []string{addr}}
+	_, port, _ := net.SplitHostPort(addr)
 	var replicas []*Handler
-	for range 2 {
-		c := NewClient(mc, Options{Counters: counters()})
+	// the second replica names the server, resolved when it connects.
+	for _, a := range []string{addr, net.JoinHostPort("localhost", port)} {
+		c := NewClient(&config.Memcached{Addresses: []string{a}}, Options{Counters: counters()})
 		t.Cleanup(c.Close)
 		h, err := New(&cfg, c, ok)
 		if err != nil {
@@ -92,3 +94,35 @@ func TestMemcachedUnreachable(t *testing.T) {
 }
 
 func itoa(n int64) string { return counterKey("", n)[1 : len(counterKey("", n))-len(".counter")] }
+
+// TestMemcachedServers: with two servers each counter lives on the one its
+// key's hash picks, and a request reads its two windows from both.
+func TestMemcachedServers(t *testing.T) {
+	a, b := memcached.Start(t), memcached.Start(t)
+	cs := counters()
+	c := NewClient(&config.Memcached{Addresses: []string{a, b}}, Options{Counters: cs})
+	cfg := config.GlobalRateLimit{Namespace: "uid1", Limit: 100, Window: config.Duration(time.Hour)}
+	h, err := New(&cfg, c, ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		serve(h, "10.0.0."+itoa(int64(i+1)), nil)
+	}
+	if got := testutil.ToFloat64(cs[Passed]); got != 20 {
+		t.Fatalf("passed %v, want 20 (failed_open %v)", got, testutil.ToFloat64(cs[FailedOpen]))
+	}
+	id := time.Now().Unix() / 3600
+	held := map[string]int{}
+	for i := 0; i < 20; i++ {
+		key := "uid1.10.0.0." + itoa(int64(i+1)) + "." + itoa(id) + ".counter"
+		for _, addr := range []string{a, b} {
+			if _, err := memcache.New(addr).Get(key); err == nil {
+				held[addr]++
+			}
+		}
+	}
+	if held[a]+held[b] != 20 || held[a] == 0 || held[b] == 0 {
+		t.Errorf("counters held %v, want the 20 spread over both servers", held)
+	}
+}
