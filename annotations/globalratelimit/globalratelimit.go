@@ -48,7 +48,8 @@ func init() {
 					"(ingress-nginx's admission webhook refuses the Ingress; without the webhook it serves it unlimited). 0 sets no limit, as in ingress-nginx. " +
 					"A value that is not an integer, is negative or over 1000000000 makes the object not served (ingress-nginx drops the limit, and refuses every request for a negative one). " +
 					"Counted per Ingress (its UID), shared by all its paths and hosts, as ingress-nginx. Refusals are remembered in each replica for as long as the sliding window says the key stays over (ingress-nginx's global_throttle_cache). " +
-					"When memcached cannot be used the request passes, as in ingress-nginx; ramjetd counts it in ramjet_global_rate_limit_requests_total{outcome=\"failed_open\"} and logs it at most every 10 s."},
+					"When memcached cannot be used the request passes, as in ingress-nginx; ramjetd counts it in ramjet_global_rate_limit_requests_total{outcome=\"failed_open\"} and logs it at most every 10 s. " +
+					"ingress-nginx's $global_rate_limit_exceeding log variable has no counterpart: the same metric counts the outcomes (passed, refused, refused_cached)."},
 			{Name: windowKey, Validate: validWindow, Risk: registry.RiskLow, Scope: registry.ScopeIngress,
 				Doc: "The window of global-rate-limit, a duration such as 1m or 1h30m; required with it.",
 				Differs: "Whole seconds are kept, as ingress-nginx. A value that is not a duration, or under 1s, or over 168h, makes the object not served " +
