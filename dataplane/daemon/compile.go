@@ -375,6 +375,9 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 //	    redirect and its access checks; validation refuses other policies on
 //	    a redirect)
 //	→ HTTPS redirect (308)
+//	→ global rate limit (429: counted in memcached; ingress-nginx's rewrite
+//	    phase)
+//	→ local rate limits (503: nginx's preaccess phase)
 //	→ allow/deny source ranges (403)
 //	→ CORS (a preflight is answered 204 here, before authentication)
 //	→ basic auth (401)
