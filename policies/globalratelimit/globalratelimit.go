@@ -75,7 +75,7 @@ func New(cfg *config.GlobalRateLimit, client *Client, next exchange.Handler) (*H
 	h := &Handler{
 		next: next, client: client, namespace: escape(cfg.Namespace),
 		limit: float64(cfg.Limit), window: float64(seconds), expiry: int32(2 * seconds),
-		key: newKey(cfg.Key), status: cfg.StatusOr429(), now: time.Now,
+		key: key(cfg.Key), status: cfg.StatusOr429(), now: time.Now,
 	}
 	h.body = []byte(http.StatusText(h.status) + "\n")
 	if len(cfg.IgnoredRanges) > 0 {

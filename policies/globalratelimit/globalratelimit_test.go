@@ -245,7 +245,7 @@ func TestKey(t *testing.T) {
 			for k, v := range tc.header {
 				x.HTTP.Header[k] = v
 			}
-			got := counterPrefix("ns", newKey(tc.parts).value(&x))
+			got := counterPrefix("ns", key(tc.parts).value(&x))
 			if tc.want == "" {
 				if !strings.HasPrefix(got, "ns.~") || len(got) != len("ns.~")+64 {
 					t.Errorf("got %q, want ns.~ and a SHA-256", got)

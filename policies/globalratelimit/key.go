@@ -13,8 +13,6 @@ import (
 // key evaluates a policy's key for a request.
 type key []config.KeyPart
 
-func newKey(parts []config.KeyPart) key { return key(parts) }
-
 // value is the key of the request: its parts one after the other, or the
 // client address when that is empty (as ingress-nginx falls back to
 // $remote_addr).
