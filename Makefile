@@ -45,12 +45,14 @@ image:
 	  -version '$(VERSION)' -commit '$(COMMIT)' -created '$(or $(SOURCE_DATE_EPOCH),0)' -ca $(CA_BUNDLE)
 
 ## deps: what building and testing need beyond Go: modules, a C compiler
-## for the race detector and iproute2 for the end-to-end tests' network
-## namespaces (installed with apt-get when root)
+## for the race detector, iproute2 for the end-to-end tests' network
+## namespaces and memcached for the global rate limits' tests (installed
+## with apt-get when root)
 deps:
 	@missing=; \
 	command -v gcc >/dev/null 2>&1 || missing="$$missing gcc libc6-dev"; \
 	command -v ip >/dev/null 2>&1 || missing="$$missing iproute2"; \
+	command -v memcached >/dev/null 2>&1 || missing="$$missing memcached"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "installing$$missing"; \

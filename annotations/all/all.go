@@ -15,6 +15,7 @@ import (
 	_ "github.com/ramjet-dev/ramjet/annotations/customerrors"
 	_ "github.com/ramjet-dev/ramjet/annotations/customheaders"
 	_ "github.com/ramjet-dev/ramjet/annotations/extauth"
+	_ "github.com/ramjet-dev/ramjet/annotations/globalratelimit"
 	_ "github.com/ramjet-dev/ramjet/annotations/ignored"
 	_ "github.com/ramjet-dev/ramjet/annotations/loadbalance"
 	_ "github.com/ramjet-dev/ramjet/annotations/mirror"

@@ -25,9 +25,6 @@ func init() {
 		Name: "ignored",
 		Doc:  "ingress-nginx annotations Ramjet has no counterpart for; each is reported (UnknownAnnotation) with what happens instead.",
 		Keys: []registry.Key{
-			// Global rate limiting (the local limits are annotations/ratelimit).
-			wildcard("global-rate-limit", registry.RiskLow, registry.ScopeIngress,
-				"every global-rate-limit* key: rate limits shared between replicas through memcached", "global rate limiting is not provided: requests are not limited, whatever their rate"),
 			// TLS.
 			ignored("ssl-ciphers", registry.RiskLow, registry.ScopeHost, "",
 				"the TLS cipher suites of the object's hosts", "TLS versions and cipher suites are ramjetd's own (TLS 1.2 and later, Go's default suites) and cannot be changed per host"),

@@ -19,9 +19,9 @@ var origin = core.Origin{Kind: "Ingress", Namespace: "shop", Name: "web", Create
 // multi-line one), gets one UnknownAnnotation finding with its explanation,
 // and the object is served unchanged.
 func TestEveryKey(t *testing.T) {
-	f := registry.Owner("global-rate-limit")
+	f := registry.Owner("enable-influxdb")
 	if f == nil || f.Name != "ignored" {
-		t.Fatalf("global-rate-limit is owned by %v", f)
+		t.Fatalf("enable-influxdb is owned by %v", f)
 	}
 	for _, k := range f.Keys {
 		name := k.Name
@@ -49,18 +49,18 @@ func TestApply(t *testing.T) {
 		annotations map[string]string
 		findings    []string // substrings of the findings, in order
 	}{
-		{"global rate limit, every key", "all",
-			map[string]string{p + "global-rate-limit": "100", p + "global-rate-limit-window": "1m", p + "global-rate-limit-key": "$remote_addr"},
-			[]string{p + "global-rate-limit has no counterpart", p + "global-rate-limit-key has no counterpart", p + "global-rate-limit-window has no counterpart"}},
+		{"influxdb, every key", "all",
+			map[string]string{p + "enable-influxdb": "true", p + "influxdb-measurement": "requests", p + "influxdb-port": "8089"},
+			[]string{p + "enable-influxdb has no counterpart", p + "influxdb-measurement has no counterpart", p + "influxdb-port has no counterpart"}},
 		{"tracing", "all", map[string]string{p + "enable-opentelemetry": "true", p + "opentelemetry-operation-name": "HTTP $request_method"},
 			[]string{p + "enable-opentelemetry has no counterpart in Ramjet: no tracing spans are produced", p + "opentelemetry-operation-name has no counterpart"}},
 		{"keys of other families are theirs", "all", map[string]string{p + "proxy-body-size": "8m", p + "enable-cors": "true", p + "limit-rps": "1", p + "global-rate-limit": "1",
-			p + "custom-http-errors": "404,503", p + "default-backend": "errors", p + "disable-proxy-intercept-errors": "false"},
-			[]string{p + "global-rate-limit has no counterpart"}},
+			p + "global-rate-limit-window": "1m", p + "custom-http-errors": "404,503", p + "mirror-target": "https://test.example.com$request_uri", p + "enable-influxdb": "true"},
+			[]string{p + "enable-influxdb has no counterpart"}},
 		{"unknown keys stay unknown", "all", map[string]string{p + "limit-requests": "1"},
 			[]string{`"` + p + `limit-requests" is not an annotation Ramjet knows; it is ignored`}},
-		{"disabled family", "all,-ignored", map[string]string{p + "global-rate-limit": "5"},
-			[]string{p + "global-rate-limit belongs to the family ignored, which is disabled (--annotations); it is ignored"}},
+		{"disabled family", "all,-ignored", map[string]string{p + "enable-influxdb": "true"},
+			[]string{p + "enable-influxdb belongs to the family ignored, which is disabled (--annotations); it is ignored"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,6 +71,7 @@ type translationFlags struct {
 	sslPassthrough                                                         bool
 	assumeClasses, annotationDefaults                                      []string
 	limitStatus                                                            int
+	globalRateLimit                                                        globalRateLimitFlags
 	gateway                                                                gatewayFlags
 	// publishService is run's --publish-service: in the Gateway API's
 	// shared mode every Gateway reports its addresses.
@@ -95,6 +96,7 @@ func (f *translationFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.globalAuthURL, "global-auth-url", "", `external authentication of every Ingress without an auth-url of its own, unless it says enable-global-auth: "false" (ingress-nginx's global-auth-url); empty: none`)
 	fs.StringVar(&f.allowedResponseHeaders, "global-allowed-response-headers", "", "comma-separated response header names the custom-headers annotation may set, matched exactly (ingress-nginx's global-allowed-response-headers); empty: none")
 	fs.IntVar(&f.limitStatus, "limit-status-code", ingress.DefaultLimitStatus, "status of the requests the limit-rps, limit-rpm and limit-connections annotations refuse, 400..599 (ingress-nginx's limit-req-status-code and limit-conn-status-code; 429 is Too Many Requests)")
+	f.globalRateLimit.register(fs)
 	fs.BoolVar(&f.sslPassthrough, "enable-ssl-passthrough", false, `serve ssl-passthrough: "true" (TLS connections spliced undecrypted to the Service by their server name); off: the key is ignored with a finding, as ingress-nginx without the flag`)
 	fs.StringArrayVar(&f.annotationDefaults, "annotation-default", nil, `KEY=VALUE: the value of an annotation key for every Ingress that does not have it, as ingress-nginx's ConfigMap key of the same name (proxy-read-timeout=600, ssl-redirect=false, ...); repeatable; see docs/controller.md`)
 	fs.StringVar(&f.defaultBackend, "default-backend", "", "namespace/name:port of the Service answering unmatched requests (default: 404)")
@@ -148,6 +150,9 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 	if err != nil {
 		return sources.Options{}, nil, err
 	}
+	if err := f.globalRateLimit.apply(base); err != nil {
+		return sources.Options{}, nil, err
+	}
 	opts := sources.Options{
 		DefaultBackend: f.defaultBackend, DefaultSSLCertificate: f.defaultCert, HTTPSListener: f.httpsListener,
 		AllowExternalName: f.externalName,
@@ -158,6 +163,7 @@ func (f *translationFlags) options() (sources.Options, *config.Server, error) {
 			WatchWithoutClass: f.withoutClass, AllowExternalName: f.externalName, Annotations: sel,
 			AssumeClasses: f.assumeClasses, BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: f.limitStatus,
 			SSLPassthrough: f.sslPassthrough, AllowedResponseHeaders: allowed, AnnotationDefaults: defaults,
+			GlobalRateLimit: base.Memcached != nil, GlobalRateLimitStatus: f.globalRateLimit.status,
 		}})
 	}
 	if f.gatewayAPI {

@@ -37,6 +37,9 @@ type Server struct {
 	// default, sends no Server header at all. The member's Server header
 	// is never passed on either way.
 	ServerTokens bool `yaml:"server_tokens,omitempty" json:"server_tokens,omitempty"`
+	// Memcached is where global rate limits keep their counts; nil serves
+	// no route with a global_rate_limit policy.
+	Memcached *Memcached `yaml:"memcached,omitempty" json:"memcached,omitempty"`
 }
 
 // Listener is one address the proxy accepts requests on.

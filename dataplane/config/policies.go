@@ -33,6 +33,9 @@ type Policies struct {
 	// RateLimit limits the requests of each client address and the
 	// bandwidth of each answer (nginx's limit_req, limit_conn, limit_rate).
 	RateLimit *RateLimit `yaml:"rate_limit,omitempty" json:"rate_limit,omitempty"`
+	// GlobalRateLimit limits the requests of each key per window, counted
+	// in server.memcached and so shared by every replica.
+	GlobalRateLimit *GlobalRateLimit `yaml:"global_rate_limit,omitempty" json:"global_rate_limit,omitempty"`
 	// MaxBody overrides server.limits.max_request_body_bytes for the route;
 	// 0 means no limit.
 	MaxBody *ByteSize `yaml:"max_body,omitempty" json:"max_body,omitempty"`

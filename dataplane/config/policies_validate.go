@@ -49,6 +49,9 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 	if p.RateLimit != nil {
 		p.RateLimit.validate(l, path+".rate_limit")
 	}
+	if p.GlobalRateLimit != nil {
+		p.GlobalRateLimit.validate(l, path+".global_rate_limit", srv)
+	}
 	if p.MaxBody != nil && *p.MaxBody < 0 {
 		l.add(path+".max_body", "must be 0 (no limit) or more")
 	}
@@ -246,7 +249,7 @@ func (p *Policies) validateForAction(l *errorList, path string, a *Action) {
 // IsZero reports whether no policy is set (TestPoliciesIsZero keeps the
 // list of fields true).
 func (p *Policies) IsZero() bool {
-	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.RateLimit == nil && p.Satisfy == "" && p.MaxBody == nil &&
+	return len(p.Allow) == 0 && len(p.Deny) == 0 && p.CORS == nil && p.BasicAuth == nil && p.ExternalAuth == nil && p.WAF == nil && p.RateLimit == nil && p.GlobalRateLimit == nil && p.Satisfy == "" && p.MaxBody == nil &&
 		p.Rewrite == nil && p.RequestHeaders == nil && p.ResponseHeaders == nil && p.Timeouts == nil && len(p.Mirrors) == 0 && p.Retry == nil &&
 		p.ResponseRewrite == nil && p.Buffering == nil && p.ErrorPages == nil
 }

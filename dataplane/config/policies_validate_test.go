@@ -367,6 +367,42 @@ func TestValidatePolicies(t *testing.T) {
 		{"zone clients", func(c *config.Config) {
 			c.Server.Limits.RateLimitZoneClients = 100
 		}, []wantErr{{"server.limits.rate_limit_zone_clients", "must be 1024..16777216"}}},
+		{"global rate limit valid", func(c *config.Config) {
+			c.Server.Memcached = &config.Memcached{Addresses: []string{"memcached.cache.svc:11211", "10.0.0.9:11211"}, Timeout: config.Duration(time.Second), PoolSize: 10}
+			policies(c).GlobalRateLimit = &config.GlobalRateLimit{Namespace: "0a1b2c", Limit: 100, Window: config.Duration(time.Minute),
+				Key: []config.KeyPart{{ClientAddress: true}, {Text: "-"}, {Header: "X-Api-Client"}, {Cookie: "user"}}, IgnoredRanges: []string{"10.0.0.0/8"}, Status: 503}
+		}, nil},
+		{"global rate limit without memcached", func(c *config.Config) {
+			policies(c).GlobalRateLimit = &config.GlobalRateLimit{Namespace: "n", Limit: 1, Window: config.Duration(time.Second)}
+		}, []wantErr{{P + ".global_rate_limit", "needs server.memcached"}}},
+		{"global rate limit bounds", func(c *config.Config) {
+			c.Server.Memcached = &config.Memcached{Addresses: []string{"x:11211"}}
+			policies(c).GlobalRateLimit = &config.GlobalRateLimit{Namespace: "a/b", Limit: 0, Window: config.Duration(1500 * time.Millisecond),
+				Key: []config.KeyPart{{}, {Text: "a", Header: "b"}, {Header: "a b"}, {Cookie: "c;"}, {Text: "\n"}}, IgnoredRanges: []string{"nope"}, Status: 302}
+		}, []wantErr{
+			{P + ".global_rate_limit.namespace", "must hold only letters, digits"},
+			{P + ".global_rate_limit.limit", "must be 1..1000000000"},
+			{P + ".global_rate_limit.window", "must be whole seconds, 1s..168h0m0s"},
+			{P + ".global_rate_limit.key[0]", "exactly one of text, client_address, header and cookie"},
+			{P + ".global_rate_limit.key[1]", "exactly one of"},
+			{P + ".global_rate_limit.key[2].header", "is not a valid header name"},
+			{P + ".global_rate_limit.key[3].cookie", "is not a valid cookie name"},
+			{P + ".global_rate_limit.key[4].text", "must be printable"},
+			{P + ".global_rate_limit.ignored_ranges[0]", `"nope" is neither an address nor a CIDR`},
+			{P + ".global_rate_limit.status", "must be 400..599 (0 means 429), not 302"},
+		}},
+		{"memcached bounds", func(c *config.Config) {
+			c.Server.Memcached = &config.Memcached{Addresses: []string{"nohost", "a b:1", "x:0"}, Timeout: config.Duration(time.Minute), PoolSize: -1}
+		}, []wantErr{
+			{"server.memcached.addresses[0]", "is not host:port"},
+			{"server.memcached.addresses[1]", "host must be a name or an IP address"},
+			{"server.memcached.addresses[2]", "port must be 1..65535"},
+			{"server.memcached.timeout", "must be 0 (50ms) up to 5s"},
+			{"server.memcached.pool_size", "must be 0 (50) up to 10000"},
+		}},
+		{"memcached without addresses", func(c *config.Config) {
+			c.Server.Memcached = &config.Memcached{}
+		}, []wantErr{{"server.memcached.addresses", "at least one host:port is required"}}},
 		{"tenant default route policies", func(c *config.Config) {
 			tenant(c).DefaultRoute = &config.DefaultRoute{Action: config.Action{Pool: "p"}, Policies: &config.Policies{Allow: []string{"x"}}}
 		}, []wantErr{{"tenants.t.default_route.policies.allow[0]", `"x" is neither an address nor a CIDR`}}},

@@ -221,6 +221,9 @@ func (s *Server) validate(l *errorList) {
 		l.add("server.admin.socket", "must not contain NUL")
 	}
 	s.Limits.validate(l)
+	if s.Memcached != nil {
+		s.Memcached.validate(l, "server.memcached")
+	}
 	for i, p := range s.TrustedProxies {
 		if _, err := ParsePrefix(p); err != nil {
 			l.add(fmt.Sprintf("server.trusted_proxies[%d]", i), "%v", err)

@@ -26,6 +26,7 @@ import (
 	"github.com/ramjet-dev/ramjet/policies/clientcert"
 	"github.com/ramjet-dev/ramjet/policies/cors"
 	"github.com/ramjet-dev/ramjet/policies/extauth"
+	"github.com/ramjet-dev/ramjet/policies/globalratelimit"
 	"github.com/ramjet-dev/ramjet/policies/headers"
 	"github.com/ramjet-dev/ramjet/policies/httpsredirect"
 	"github.com/ramjet-dev/ramjet/policies/ratelimit"
@@ -65,6 +66,9 @@ type generation struct {
 	// limits are the rate-limit tables in use: a reload keeps the others'
 	// counts by zone.
 	limits *ratelimit.Use
+	// memcached is the global rate limits' client (nil without
+	// server.memcached): a reload with the same settings keeps it.
+	memcached *globalratelimit.Client
 }
 
 // tableSet holds the routing table of each listener, by name.
@@ -121,6 +125,7 @@ type compiler struct {
 	extAuth   []*extauth.Handler
 	wafs      map[[32]byte]*waf.Engine
 	limits    *ratelimit.Use
+	memcached *globalratelimit.Client
 }
 
 // compile validates cfg and builds the generation that serves it. Files
@@ -130,7 +135,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &compiler{d: d, cfg: cfg, pools: map[string]*upstream.Pool{}, stores: map[string]*certs.Store{}, wafs: map[[32]byte]*waf.Engine{}, limits: d.limits.Begin()}
+	c := &compiler{d: d, cfg: cfg, pools: map[string]*upstream.Pool{}, stores: map[string]*certs.Store{}, wafs: map[[32]byte]*waf.Engine{}, limits: d.limits.Begin(), memcached: d.memcachedClient(cfg.Server.Memcached)}
 	c.checkFixed()
 	c.buildPools()
 	c.buildCertStores()
@@ -162,6 +167,7 @@ func (d *Daemon) compile(cfg *config.Config, raw []byte) (*generation, error) {
 		externalAuth: c.extAuth,
 		wafs:         c.wafs,
 		limits:       c.limits,
+		memcached:    c.memcached,
 	}, nil
 }
 
@@ -369,6 +375,9 @@ func (c *compiler) defaultHandler(path string, app *config.Application, tname st
 //	    redirect and its access checks; validation refuses other policies on
 //	    a redirect)
 //	→ HTTPS redirect (308)
+//	→ global rate limit (429: counted in memcached; ingress-nginx's rewrite
+//	    phase)
+//	→ local rate limits (503: nginx's preaccess phase)
 //	→ allow/deny source ranges (403)
 //	→ CORS (a preflight is answered 204 here, before authentication)
 //	→ basic auth (401)
@@ -459,10 +468,32 @@ func (c *compiler) policies(path, prefix string, h exchange.Handler, p *config.P
 			h = limit
 		}
 	}
+	if p.GlobalRateLimit != nil {
+		// ingress-nginx limits globally in its rewrite phase: after the
+		// HTTPS redirect, before the local limits.
+		limit, err := globalratelimit.New(p.GlobalRateLimit, c.memcached, h)
+		if err != nil {
+			c.fail(path+".global_rate_limit", "%v", err)
+		} else {
+			h = limit
+		}
+	}
 	if host.httpsRedirect {
 		h = httpsredirect.New(host.redirectTarget, h)
 	}
 	return h
+}
+
+// memcachedClient is the client of cfg: the serving one when its settings
+// are the same, else a new one; nil without server.memcached.
+func (d *Daemon) memcachedClient(cfg *config.Memcached) *globalratelimit.Client {
+	switch {
+	case cfg == nil:
+		return nil
+	case d.memcached.Same(cfg):
+		return d.memcached
+	}
+	return globalratelimit.NewClient(cfg, globalratelimit.Options{Log: d.log, Counters: d.metrics.GlobalRateLimit})
 }
 
 // cors wraps h in the route's CORS policy, when it has one.

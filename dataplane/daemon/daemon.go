@@ -28,6 +28,7 @@ import (
 	"github.com/ramjet-dev/ramjet/dataplane/proxy"
 	"github.com/ramjet-dev/ramjet/dataplane/upstream"
 	"github.com/ramjet-dev/ramjet/policies/basicauth"
+	"github.com/ramjet-dev/ramjet/policies/globalratelimit"
 	"github.com/ramjet-dev/ramjet/policies/ratelimit"
 	"github.com/ramjet-dev/ramjet/policies/respond"
 	"github.com/ramjet-dev/ramjet/policies/waf"
@@ -82,6 +83,9 @@ type Daemon struct {
 	authCaches map[[32]byte]*basicauth.Cache
 	// limits holds the rate-limit zones' tables across reloads.
 	limits *ratelimit.Store
+	// memcached is the serving generation's global rate limit client;
+	// only reloads (under adminMu) change it.
+	memcached *globalratelimit.Client
 	// wafs are the ModSecurity engines of the serving generation, by
 	// waf.Key; only reloads (under adminMu) change the map.
 	wafs map[[32]byte]*waf.Engine
@@ -196,7 +200,10 @@ func Check(path string) error {
 	if err != nil {
 		return err
 	}
-	_, err = d.compile(cfg, raw)
+	gen, err := d.compile(cfg, raw)
+	if err == nil {
+		d.discard(gen)
+	}
 	return err
 }
 
@@ -254,6 +261,9 @@ func (d *Daemon) discard(gen *generation) {
 			engine.Close()
 		}
 	}
+	if gen.memcached != d.memcached {
+		gen.memcached.Close()
+	}
 }
 
 // swap makes gen the serving generation. Requests already running finish
@@ -274,6 +284,12 @@ func (d *Daemon) swap(gen *generation) uint64 {
 	d.keepAuthCaches(gen.authFiles)
 	d.limits.Keep(gen.limits)
 	d.keepEngines(gen.wafs)
+	if gen.memcached != d.memcached {
+		// requests still running on the old client finish: Close only
+		// drops its idle connections.
+		d.memcached.Close()
+		d.memcached = gen.memcached
+	}
 	d.metrics.Forget(applicationsOf(configOf(old)), applicationsOf(gen.config), poolsOf(configOf(old)), poolsOf(gen.config))
 	d.metrics.Reloads.Inc()
 	d.metrics.Generation.Set(float64(gen.number))

@@ -21,6 +21,10 @@ var StatusClasses = [6]string{"other", "1xx", "2xx", "3xx", "4xx", "5xx"}
 var (
 	ExternalAuthSources  = [2]string{"service", "cache"}
 	ExternalAuthOutcomes = [4]string{"allowed", "unauthorized", "forbidden", "failed"}
+	// GlobalRateLimitOutcomes are the label values of
+	// ramjet_global_rate_limit_requests_total, in the order of
+	// Metrics.GlobalRateLimit (globalratelimit.Outcomes).
+	GlobalRateLimitOutcomes = [4]string{"passed", "refused", "refused_cached", "failed_open"}
 )
 
 // Metrics holds every metric of ramjetd.
@@ -52,6 +56,10 @@ type Metrics struct {
 	// source, indexed like ExternalAuthSources and ExternalAuthOutcomes;
 	// every series exists from the start.
 	ExternalAuth *[2][4]prometheus.Counter
+	// GlobalRateLimit counts the requests global rate limits judged, by
+	// outcome, indexed like GlobalRateLimitOutcomes; every series exists
+	// from the start.
+	GlobalRateLimit *[4]prometheus.Counter
 
 	// appCounters caches RequestCounters by tenant and application, so
 	// that a reload of thousands of applications does not look up six
@@ -127,9 +135,17 @@ func New() *Metrics {
 			m.ExternalAuth[i][j] = externalAuth.WithLabelValues(source, outcome)
 		}
 	}
+	globalRateLimit := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ramjet_global_rate_limit_requests_total",
+		Help: "Requests judged by global rate limits, by outcome: passed, refused (memcached's counts over the limit), refused_cached (a refusal remembered in this process), failed_open (memcached could not be used; the request passed uncounted).",
+	}, []string{"outcome"})
+	m.GlobalRateLimit = new([4]prometheus.Counter)
+	for i, outcome := range GlobalRateLimitOutcomes {
+		m.GlobalRateLimit[i] = globalRateLimit.WithLabelValues(outcome)
+	}
 	m.Registry.MustRegister(
 		m.requests, m.upstreamLatency, m.passConns, m.passBytes, m.InFlight, m.Reloads, m.ReloadFailures,
-		m.Generation, m.LastReload, m.MemberUpdates, m.SendTimeouts, m.LingeringCloses, externalAuth,
+		m.Generation, m.LastReload, m.MemberUpdates, m.SendTimeouts, m.LingeringCloses, externalAuth, globalRateLimit,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return m

@@ -22,6 +22,7 @@ var ControllerDefaultKeys = []string{
 	"ssl-redirect", "force-ssl-redirect", "use-port-in-redirects", "preserve-trailing-slash",
 	"load-balance", "upstream-hash-by", "upstream-hash-by-subset", "upstream-hash-by-subset-size",
 	"whitelist-source-range", "denylist-source-range", "limit-rate", "limit-rate-after", "service-upstream",
+	"custom-http-errors", "disable-proxy-intercept-errors",
 }
 
 // ParseAnnotationDefaults checks the --annotation-default flags, each

@@ -36,6 +36,9 @@ const (
 	// DefaultLimitStatus is ingress-nginx's limit-req-status-code and
 	// limit-conn-status-code default.
 	DefaultLimitStatus = 503
+	// DefaultGlobalRateLimitStatus is ingress-nginx's
+	// global-rate-limit-status-code default.
+	DefaultGlobalRateLimitStatus = 429
 )
 
 // Options are the flags of the Ingress input.
@@ -65,6 +68,14 @@ type Options struct {
 	// LimitStatus is --limit-status-code: the status of the requests the
 	// rate-limit family's limits refuse. Zero means DefaultLimitStatus.
 	LimitStatus int
+	// GlobalRateLimit serves the global-rate-limit family: the controller
+	// has a memcached (--global-rate-limit-memcached-host). False drops the
+	// limit with a finding and serves the rest of the object.
+	GlobalRateLimit bool
+	// GlobalRateLimitStatus is --global-rate-limit-status-code: the status
+	// of the requests global limits refuse. Zero means
+	// DefaultGlobalRateLimitStatus.
+	GlobalRateLimitStatus int
 	// SSLPassthrough serves ssl-passthrough (--enable-ssl-passthrough);
 	// false ignores the key with a finding, as ingress-nginx does without
 	// the flag.
@@ -134,6 +145,7 @@ func (t *translation) run() *core.Contribution {
 	t.limitStatus()
 	t.customHeaders()
 	t.mirrorTLS()
+	t.globalRateLimit()
 	t.globalAuth()
 	t.externalAuthTLS()
 	t.unservedCanary()
@@ -317,6 +329,24 @@ func pathType(pt *networkingv1.PathType) core.PathType {
 		return core.PathPrefix
 	}
 	return core.PathImplementationSpecific
+}
+
+// globalRateLimit drops the global rate limit when the controller has no
+// memcached (ingress-nginx's Lua skips it then), and sets the status of
+// its refusals from --global-rate-limit-status-code; 429, the data plane's
+// default, is left unwritten.
+func (t *translation) globalRateLimit() {
+	g := t.c.Settings.Policies.GlobalRateLimit
+	switch {
+	case g == nil:
+		return
+	case !t.opts.GlobalRateLimit:
+		t.c.Settings.Policies.GlobalRateLimit = nil
+		t.note(core.UnknownAnnotation, "%sglobal-rate-limit is not served: the controller runs without --global-rate-limit-memcached-host (chart value ingressController.globalRateLimit.memcachedHost), "+
+			"so requests are not limited globally; the rest of the object is served", registry.Prefix)
+	case t.opts.GlobalRateLimitStatus != 0 && t.opts.GlobalRateLimitStatus != DefaultGlobalRateLimitStatus:
+		g.Status = t.opts.GlobalRateLimitStatus
+	}
 }
 
 // limitStatus sets the status of the rate limits' refusals from

@@ -81,8 +81,8 @@ func translateCase(t *testing.T, a *Archive) map[string]string {
 	if err != nil {
 		t.Fatalf("reading input.yaml: %v", err)
 	}
-	opts := caseOptions(t, a.Get("flags"))
 	base := &config.Server{Listeners: map[string]*config.Listener{"http": {Address: ":80"}, "https": {Address: ":443", TLS: &config.ListenerTLS{}}}}
+	opts := caseOptions(t, a.Get("flags"), base)
 	out := sources.Translate(snap, base, opts)
 	if err := out.Config.Validate(); err != nil {
 		t.Fatalf("the translation is not valid: %v", err)
@@ -127,8 +127,9 @@ func FindingLines(out *sources.Output, notes offline.Notes) string {
 	return b.String()
 }
 
-// caseOptions parses a case's flags as ramjet-ingress would.
-func caseOptions(t *testing.T, flags string) sources.Options {
+// caseOptions parses a case's flags as ramjet-ingress would; a memcached
+// host goes into base.
+func caseOptions(t *testing.T, flags string, base *config.Server) sources.Options {
 	fs := pflag.NewFlagSet("case", pflag.ContinueOnError)
 	annotations := fs.String("annotations", "all", "")
 	crossNS := fs.Bool("cross-namespace-paths", false, "")
@@ -143,6 +144,8 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 	sslPassthrough := fs.Bool("enable-ssl-passthrough", false, "")
 	annotationDefaults := fs.StringArray("annotation-default", nil, "")
 	allowedHeaders := fs.String("global-allowed-response-headers", "", "")
+	memcachedHost := fs.String("global-rate-limit-memcached-host", "", "")
+	globalStatus := fs.Int("global-rate-limit-status-code", ingress.DefaultGlobalRateLimitStatus, "")
 	if err := fs.Parse(strings.Fields(flags)); err != nil {
 		t.Fatalf("flags: %v", err)
 	}
@@ -165,6 +168,9 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 			t.Fatal(err)
 		}
 	}
+	if *memcachedHost != "" {
+		base.Memcached = &config.Memcached{Addresses: []string{*memcachedHost + ":11211"}}
+	}
 	opts := sources.Options{
 		Inputs: []input.Input{&ingress.Input{Options: ingress.Options{
 			IngressClass: *ingressClass, ControllerClass: ingress.DefaultControllerClass,
@@ -172,6 +178,7 @@ func caseOptions(t *testing.T, flags string) sources.Options {
 			BackendTLSVerify: verify, GlobalAuth: global, LimitStatus: *limitStatus, SSLPassthrough: *sslPassthrough,
 			AnnotationDefaults:     defaults,
 			AllowedResponseHeaders: allowed,
+			GlobalRateLimit:        base.Memcached != nil, GlobalRateLimitStatus: *globalStatus,
 		}}},
 		DefaultBackend: *defaultBackend, DefaultSSLCertificate: *defaultCert, HTTPSListener: "https",
 		AllowExternalName: *externalName,

@@ -68,7 +68,7 @@ app.kubernetes.io/component: controller
 
 {{/* ramjet.chartFlags are the flags of ramjet-ingress run that the chart sets from its values: extraArgs may not repeat them. */}}
 {{- define "ramjet.chartFlags" -}}
-base out file-dir admin-socket https-listener listen ingress gateway-api gateway-controller-name gateway-listener gateway-service-type gateway-port-range gateway-service-namespace gateway-service-selector ingress-class controller-class annotations backend-tls-verify limit-status-code global-auth-url annotation-default global-allowed-response-headers election-id election-namespace watch-namespace watch-ingress-without-class cross-namespace-paths enable-ssl-passthrough allow-external-name-services default-ssl-certificate default-backend publish-service publish-address no-status-update log-level log-format kubeconfig
+base out file-dir admin-socket https-listener listen ingress gateway-api gateway-controller-name gateway-listener gateway-service-type gateway-port-range gateway-service-namespace gateway-service-selector ingress-class controller-class annotations backend-tls-verify limit-status-code global-rate-limit-memcached-host global-rate-limit-memcached-port global-rate-limit-memcached-connect-timeout global-rate-limit-memcached-pool-size global-rate-limit-status-code global-auth-url annotation-default global-allowed-response-headers election-id election-namespace watch-namespace watch-ingress-without-class cross-namespace-paths enable-ssl-passthrough allow-external-name-services default-ssl-certificate default-backend publish-service publish-address no-status-update log-level log-format kubeconfig
 {{- end }}
 
 {{/* ramjet.electionID is the name of the leader election Lease. */}}
@@ -131,6 +131,13 @@ seccompProfile:
 {{- with $ic.defaultCertificate }}{{ $args = append $args (printf "--default-ssl-certificate=%s" .) }}{{ end -}}
 {{- if ne (int $ic.limitStatusCode) 503 }}{{ $args = append $args (printf "--limit-status-code=%d" (int $ic.limitStatusCode)) }}{{ end -}}
 {{- with $ic.globalAllowedResponseHeaders }}{{ $args = append $args (printf "--global-allowed-response-headers=%s" (join "," .)) }}{{ end -}}
+{{- with $ic.globalRateLimit }}
+{{- with .memcachedHost }}{{ $args = append $args (printf "--global-rate-limit-memcached-host=%s" .) }}{{ end -}}
+{{- if ne (int .memcachedPort) 11211 }}{{ $args = append $args (printf "--global-rate-limit-memcached-port=%d" (int .memcachedPort)) }}{{ end -}}
+{{- if ne (toString .connectTimeout) "50ms" }}{{ $args = append $args (printf "--global-rate-limit-memcached-connect-timeout=%s" .connectTimeout) }}{{ end -}}
+{{- if ne (int .poolSize) 50 }}{{ $args = append $args (printf "--global-rate-limit-memcached-pool-size=%d" (int .poolSize)) }}{{ end -}}
+{{- if ne (int .statusCode) 429 }}{{ $args = append $args (printf "--global-rate-limit-status-code=%d" (int .statusCode)) }}{{ end -}}
+{{- end -}}
 {{- with $ic.globalAuthURL }}{{ $args = append $args (printf "--global-auth-url=%s" .) }}{{ end -}}
 {{- range $key, $value := $ic.annotationDefaults }}{{ $args = append $args (printf "--annotation-default=%s=%s" $key (toString $value)) }}{{ end -}}
 {{- with $ic.defaultBackend }}{{ $args = append $args (printf "--default-backend=%s" .) }}{{ end -}}

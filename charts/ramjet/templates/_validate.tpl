@@ -113,6 +113,9 @@ types; what is left are combinations and facts of the cluster.
 {{- if and (hasKey $server "admin") (hasKey $server.admin "socket") }}
 {{- fail "server.admin.socket is set by the chart: the controller reaches ramjetd through it" }}
 {{- end }}
+{{- if and (hasKey $server "memcached") .Values.ingressController.globalRateLimit.memcachedHost }}
+{{- fail "server.memcached and ingressController.globalRateLimit.memcachedHost both name a memcached: set one (the flag would replace server.memcached)" }}
+{{- end }}
 {{- end }}
 
 {{/*

@@ -1,9 +1,13 @@
 package nginxconfig
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/ramjet-dev/ramjet/annotations/customheaders"
 )
 
 // What happens instead, for the groups of keys without a counterpart.
@@ -130,14 +134,64 @@ var rules = slices.Concat(
 	none(hsts, "hsts-include-subdomains", "hsts-max-age", "hsts-preload"),
 	none(streams, "proxy-stream-timeout", "proxy-stream-next-upstream", "proxy-stream-next-upstream-timeout", "proxy-stream-next-upstream-tries", "proxy-stream-responses"),
 	none(listeners, "bind-address", "bind-address-ipv4", "bind-address-ipv6", "proxy-protocol-header-timeout", "forwarded-for-proxy-protocol-header"),
-	none(headers, "add-headers", "proxy-set-headers", "hide-headers", "forwarded-host-header", "global-allowed-response-headers"),
+	none(headers, "add-headers", "proxy-set-headers", "hide-headers", "forwarded-host-header"),
 	none(blocking, "block-cidrs", "block-user-agents", "block-referers"),
 	none(statusPage, "nginx-status-ipv4-whitelist", "nginx-status-ipv6-whitelist"),
 	none(globalAuth, "global-auth-method", "global-auth-signin", "global-auth-signin-redirect-param", "global-auth-response-headers",
 		"global-auth-request-redirect", "global-auth-cache-key", "global-auth-cache-duration", "global-auth-always-set-cookie"),
 	none(risk, "annotations-risk-level"),
-	prefixes("global rate limits (memcached) are not provided: requests are not limited across replicas", "global-rate-limit-"),
+	[]rule{
+		{key: "global-allowed-response-headers", apply: allowedHeaders},
+		{key: "global-rate-limit-memcached-host", apply: func(v string, _ map[string]string) outcome {
+			return mapped(memcachedNote, Setting{"ingressController.globalRateLimit.memcachedHost", v})
+		}},
+		{key: "global-rate-limit-memcached-port", apply: func(v string, _ map[string]string) outcome {
+			return boundedInt(v, 1, 65535, "ingressController.globalRateLimit.memcachedPort", memcachedNote)
+		}},
+		{key: "global-rate-limit-memcached-pool-size", apply: func(v string, _ map[string]string) outcome {
+			return boundedInt(v, 1, 10000, "ingressController.globalRateLimit.poolSize", memcachedNote)
+		}},
+		{key: "global-rate-limit-memcached-connect-timeout", apply: memcachedTimeout},
+		{key: "global-rate-limit-status-code", apply: func(v string, _ map[string]string) outcome {
+			return boundedInt(v, 400, 599, "ingressController.globalRateLimit.statusCode", "")
+		}},
+	},
+	none("idle connections to memcached are kept, up to the pool size, until ramjetd stops", "global-rate-limit-memcached-max-idle-timeout"),
 )
+
+// memcachedNote is said of the memcached keys, which ingress-nginx 1.12
+// removed with its global rate limits.
+const memcachedNote = "ingress-nginx removed its global rate limits in 1.12; Ramjet serves them (docs/controller.md, Global rate limits)"
+
+// boundedInt maps a whole number min..max to path.
+func boundedInt(v string, min, max int, path, note string) outcome {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		return invalid(fmt.Sprintf("%s is not a number %d..%d", quote(v), min, max))
+	}
+	return mapped(note, Setting{path, n})
+}
+
+// memcachedTimeout maps global-rate-limit-memcached-connect-timeout,
+// milliseconds in ingress-nginx, to a duration.
+func memcachedTimeout(v string, _ map[string]string) outcome {
+	o := boundedInt(v, 1, 5000, "", "")
+	if o.status == Invalid {
+		return invalid(quote(v) + " is not a number of milliseconds 1..5000 (ramjetd waits at most 5s)")
+	}
+	d := time.Duration(o.settings[0].Value.(int)) * time.Millisecond
+	return mapped(memcachedNote+"; the bound of each memcached step", Setting{"ingressController.globalRateLimit.connectTimeout", d.String()})
+}
+
+// allowedHeaders maps global-allowed-response-headers, the names the
+// custom-headers annotation may set.
+func allowedHeaders(v string, _ map[string]string) outcome {
+	names, err := customheaders.ParseAllowed(v)
+	if err != nil {
+		return invalid(strings.TrimPrefix(err.Error(), "--global-allowed-response-headers: "))
+	}
+	return mapped("the names the custom-headers annotation may set, matched exactly", Setting{"ingressController.globalAllowedResponseHeaders", names})
+}
 
 // keepAlive maps keep-alive, seconds a kept-alive connection may idle.
 func keepAlive(v string, data map[string]string) outcome {
@@ -149,11 +203,7 @@ func keepAlive(v string, data map[string]string) outcome {
 
 // http2Streams maps http2-max-concurrent-streams.
 func http2Streams(v string, _ map[string]string) outcome {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 10000 {
-		return invalid(quote(v) + " is not a number 1..10000, which ramjetd's server.limits.http2_max_concurrent_streams takes")
-	}
-	return mapped("", Setting{"server.limits.http2_max_concurrent_streams", n})
+	return boundedInt(v, 1, 10000, "server.limits.http2_max_concurrent_streams", "")
 }
 
 // withDefault gives r ingress-nginx's default value, translated when the

@@ -97,6 +97,12 @@ func TestTranslate(t *testing.T) {
 		{"hsts default carried", map[string]string{}, "hsts", NoCounterpart, nil},
 		{"hsts off", map[string]string{"hsts": "false"}, "hsts", Same, nil},
 		{"bool malformed", map[string]string{"server-tokens": "yes please"}, "server-tokens", Invalid, nil},
+		{"memcached timeout in milliseconds", map[string]string{"global-rate-limit-memcached-connect-timeout": "250"}, "global-rate-limit-memcached-connect-timeout", Mapped,
+			map[string]any{"ingressController": map[string]any{"globalRateLimit": map[string]any{"connectTimeout": "250ms"}}}},
+		{"memcached timeout too long", map[string]string{"global-rate-limit-memcached-connect-timeout": "9000"}, "global-rate-limit-memcached-connect-timeout", Invalid, nil},
+		{"allowed headers", map[string]string{"global-allowed-response-headers": "X-Frame-Options, Content-Security-Policy"}, "global-allowed-response-headers", Mapped,
+			map[string]any{"ingressController": map[string]any{"globalAllowedResponseHeaders": []string{"X-Frame-Options", "Content-Security-Policy"}}}},
+		{"allowed headers, a bad name", map[string]string{"global-allowed-response-headers": "X Frame"}, "global-allowed-response-headers", Invalid, nil},
 		{"tracing prefix", map[string]string{"otel-sampler": "AlwaysOn"}, "otel-sampler", NoCounterpart, nil},
 		{"unknown", map[string]string{"no-such-key": "1"}, "no-such-key", Unknown, nil},
 	}
@@ -156,7 +162,10 @@ func TestValuesAreTheChartsAndRamjetds(t *testing.T) {
 		"http2-max-concurrent-streams": "64", "large-client-header-buffers": "4 8k", "server-tokens": "true",
 		"disable-access-log": "true", "use-forwarded-headers": "true", "limit-req-status-code": "429",
 		"global-auth-url": "http://auth.auth.svc.cluster.local/", "worker-shutdown-timeout": "60s", "error-log-level": "warn",
-		"proxy-read-timeout": "600", "whitelist-source-range": "10.0.0.0/8",
+		"proxy-read-timeout": "600", "whitelist-source-range": "10.0.0.0/8", "custom-http-errors": "404,503",
+		"global-allowed-response-headers": "X-Frame-Options", "global-rate-limit-memcached-host": "memcached.cache",
+		"global-rate-limit-memcached-port": "11311", "global-rate-limit-memcached-connect-timeout": "100",
+		"global-rate-limit-memcached-pool-size": "20", "global-rate-limit-status-code": "503",
 	}
 	res := Translate(all)
 	for _, k := range res.Keys {
