@@ -1,0 +1,171 @@
+package controller
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The rate-limit annotations.
+const (
+	limitRPS         = "nginx.ingress.kubernetes.io/limit-rps"
+	limitMultiplier  = "nginx.ingress.kubernetes.io/limit-burst-multiplier"
+	limitConnections = "nginx.ingress.kubernetes.io/limit-connections"
+	limitAllowlist   = "nginx.ingress.kubernetes.io/limit-allowlist"
+)
+
+// TestLimitRPS: three Ingresses with limit-rps: "1" and a burst of 1
+// (limit-burst-multiplier: "1"), so that a client with a full bucket makes
+// two requests at once. The test's client (127.0.0.1) sending requests one
+// after the other gets 503 from ramjetd beyond them, on an Ingress without
+// an allow list and on one whose allow list does not cover it; a second
+// later it is served again. The Ingress whose limit-allowlist covers
+// 127.0.0.0/8 serves every request.
+func TestLimitRPS(t *testing.T) {
+	e := newEnv(t)
+	e.service("web", e.backend("web"))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	limit := map[string]string{limitRPS: "1", limitMultiplier: "1"}
+	with := func(extra map[string]string) map[string]string {
+		out := map[string]string{}
+		for _, m := range []map[string]string{limit, extra} {
+			for k, v := range m {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	e.create(e.ingress("limited", e.host("limited"), "web", limit))
+	e.create(e.ingress("elsewhere", e.host("elsewhere"), "web", with(map[string]string{limitAllowlist: "10.0.0.0/8, 192.168.0.1"})))
+	e.create(e.ingress("exempt", e.host("exempt"), "web", with(map[string]string{limitAllowlist: "10.0.0.0/8, 127.0.0.0/8, ::1"})))
+
+	for _, name := range []string{"limited", "elsewhere"} {
+		t.Run(name, func(t *testing.T) {
+			url := "http://" + e.host(name) + "/"
+			expect(t, client, url, "web")
+			checkLimited(t, client, url, http.StatusServiceUnavailable, 2)
+			eventually(t, 5*time.Second, "a second later, the client is served again", func() error {
+				return check(t.Context(), client, url, "web")
+			})
+		})
+	}
+	t.Run("exempt", func(t *testing.T) {
+		url := "http://" + e.host("exempt") + "/"
+		expect(t, client, url, "web")
+		for i := range 20 {
+			if err := check(t.Context(), client, url, "web"); err != nil {
+				t.Fatalf("request %d of a client the allow list covers: %v", i+1, err)
+			}
+		}
+	})
+}
+
+// checkLimited sends 20 requests one after the other to url (one was
+// served just before) and checks that ramjetd answers status to those
+// beyond burst (the requests the bucket holds, plus one a second it
+// refills), and serves the others.
+func checkLimited(t *testing.T, client *http.Client, url string, status, burst int) {
+	t.Helper()
+	start := time.Now()
+	served, refused := 0, 0
+	for range 20 {
+		a, err := get(t.Context(), client, url)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case a.status == http.StatusOK && a.backend == "web":
+			served++
+		case a.status == status && a.backend == "":
+			refused++
+		default:
+			t.Fatalf("GET %s: %s, want 200 from web or %d from ramjetd", url, a, status)
+		}
+	}
+	// The request served before this burst took one of the bucket's.
+	allowed := burst - 1 + int(time.Since(start).Seconds()) + 1
+	t.Logf("GET %s 20 times in %s: %d served, %d refused", url, time.Since(start).Round(time.Millisecond), served, refused)
+	if refused == 0 || served > allowed {
+		t.Errorf("GET %s 20 times in %s: %d served, %d refused with %d; want at most %d served", url, time.Since(start).Round(time.Millisecond), served, refused, status, allowed)
+	}
+}
+
+// TestLimitConnections: with --limit-status-code=429, an Ingress with
+// limit-connections: "2" refuses a client's third request in flight with
+// 429 while two are held by the member, and serves it once they ended; an
+// Ingress with limit-rps answers 429 too beyond its burst.
+func TestLimitConnections(t *testing.T) {
+	e := newEnv(t)
+	m := newHolder()
+	t.Cleanup(m.release)
+	member := e.network.Backend(t, "web", m)
+	e.service("web", member)
+	e.service("plain", e.backend("web"))
+	r := e.startRamjet("--limit-status-code=429")
+	client := r.Client(nil)
+	e.create(e.ingress("conns", e.host("conns"), "web", map[string]string{limitConnections: "2"}))
+	e.create(e.ingress("rps", e.host("rps"), "plain", map[string]string{limitRPS: "1", limitMultiplier: "1"}))
+	url := "http://" + e.host("conns") + "/"
+	expect(t, client, url, "web")
+
+	var wg sync.WaitGroup
+	held := make([]answer, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() { held[i], errs[i] = get(t.Context(), client, url+"hold") })
+	}
+	eventually(t, wait, "the member holds two requests", func() error {
+		if n := m.held.Load(); n != 2 {
+			return fmt.Errorf("%d held", n)
+		}
+		return nil
+	})
+	a, err := get(t.Context(), client, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.status != http.StatusTooManyRequests || a.backend != "" {
+		t.Errorf("a third request in flight: %s, want 429 from ramjetd", a)
+	}
+	m.release()
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil || held[i].status != http.StatusOK || held[i].backend != "web" {
+			t.Errorf("held request %d: %s (%v), want 200 from web", i, held[i], errs[i])
+		}
+	}
+	eventually(t, 5*time.Second, "once the held requests ended, the client is served", func() error {
+		return check(t.Context(), client, url, "web")
+	})
+
+	rps := "http://" + e.host("rps") + "/"
+	expect(t, client, rps, "web")
+	checkLimited(t, client, rps, http.StatusTooManyRequests, 2)
+}
+
+// holder is a member answering X-Backend: web; it holds the requests for
+// /hold until release.
+type holder struct {
+	held     atomic.Int32
+	released chan struct{}
+	once     sync.Once
+}
+
+func newHolder() *holder { return &holder{released: make(chan struct{})} }
+
+func (h *holder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/hold" {
+		h.held.Add(1)
+		select {
+		case <-h.released:
+		case <-r.Context().Done():
+		case <-time.After(wait):
+		}
+	}
+	w.Header().Set("X-Backend", "web")
+}
+
+func (h *holder) release() { h.once.Do(func() { close(h.released) }) }
