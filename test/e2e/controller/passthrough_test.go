@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"testing"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ramjet-dev/ramjet/test/harness"
+)
+
+// TestSSLPassthrough: under --enable-ssl-passthrough, an Ingress with
+// ssl-passthrough: "true" whose path / goes to a member serving TLS itself,
+// with a certificate of its own CA for the host. A client trusting only
+// that CA reaches the member over Ramjet's HTTPS listener (the member's
+// certificate is served, not one of Ramjet's); the client certificate it
+// presents reaches the member, which sees its subject. On the same
+// listener a host with a TLS Secret is still terminated by ramjetd, with
+// the Secret's certificate. The plain-HTTP rules of the passthrough host
+// (another Ingress's path /plain) are served as usual.
+func TestSSLPassthrough(t *testing.T) {
+	e := newEnv(t)
+	pt, term := e.host("pt"), e.host("term")
+	backendCA, clientCA, ca := newCA(t, "passthrough member CA"), newCA(t, "client CA"), newCA(t, "ramjet e2e CA")
+	certPEM, keyPEM := backendCA.issue(t, pt)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := e.network.TLSBackend(t, "secure", clientSubjectEcho("secure"), &tls.Config{
+		Certificates: []tls.Certificate{cert}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: clientCA.Pool,
+	})
+	if _, err := cluster.Client.CoreV1().Services(e.ns).Create(e.ctx, harness.Service(e.ns, "secure", 80, harness.TLSBackendPort), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cluster.Client.DiscoveryV1().EndpointSlices(e.ns).Create(e.ctx, harness.EndpointSlice(e.ns, "secure", harness.TLSBackendPort, member.IP), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.service("web", e.backend("web"))
+	termCert, termKey := ca.issue(t, term)
+	if _, err := cluster.Client.CoreV1().Secrets(e.ns).Create(e.ctx, e.tlsSecret("term-tls", termCert, termKey), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.startRamjet("--enable-ssl-passthrough")
+	e.create(e.ingress("pt", pt, "secure", map[string]string{"nginx.ingress.kubernetes.io/ssl-passthrough": "true"}))
+	plain := e.ingress("pt-plain", pt, "web", nil)
+	plain.Spec.Rules[0].HTTP.Paths[0].Path = "/plain"
+	e.create(plain)
+	terminated := e.ingress("term", term, "web", nil)
+	terminated.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{term}, SecretName: "term-tls"}}
+	e.create(terminated)
+
+	trustsMember := r.Client(&tls.Config{RootCAs: backendCA.Pool})
+	eventually(t, wait, "https://"+pt+"/ reaches the member, with its certificate", func() error {
+		return checkPassthrough(t, trustsMember, "https://"+pt+"/", "")
+	})
+	withCert := r.Client(&tls.Config{RootCAs: backendCA.Pool, Certificates: []tls.Certificate{clientOf(t, clientCA, "alice")}})
+	if err := checkPassthrough(t, withCert, "https://"+pt+"/whoami", "alice"); err != nil {
+		t.Errorf("with a client certificate: %v", err)
+	}
+
+	trustsRamjet := r.Client(&tls.Config{RootCAs: ca.Pool})
+	expect(t, trustsRamjet, "https://"+term+"/", "web")
+	a, err := get(t.Context(), trustsRamjet, "https://"+term+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cn, issuer, err := peer(a); err != nil || cn != term || issuer != "ramjet e2e CA" {
+		t.Errorf("https://%s: certificate CN %q issued by %q (%v), want the Secret's", term, cn, issuer, err)
+	}
+	if _, err := get(t.Context(), trustsRamjet, "https://"+pt+"/"); err == nil {
+		t.Errorf("https://%s: a client trusting only Ramjet's Secrets' CA accepted the certificate: the connection was not passed through", pt)
+	}
+
+	expect(t, r.Client(nil), "http://"+pt+"/plain", "web")
+}
+
+// checkPassthrough returns an error unless GET url through client is
+// answered 200 by the TLS member secure, whose certificate the client
+// verified (issued by the member's CA), the member having seen the client
+// certificate subject (none when empty).
+func checkPassthrough(t *testing.T, client *http.Client, url, subject string) error {
+	a, err := get(t.Context(), client, url)
+	if err != nil {
+		return err
+	}
+	if a.status != http.StatusOK || a.backend != "secure" {
+		return fmt.Errorf("got %s, want 200 from the member secure", a)
+	}
+	if _, issuer, err := peer(a); err != nil || issuer != "passthrough member CA" {
+		return fmt.Errorf("certificate issued by %q (%v), want the member's CA", issuer, err)
+	}
+	if got := a.header.Get("X-Client-Subject"); got != subject {
+		return fmt.Errorf("the member saw the client certificate %q, want %q", got, subject)
+	}
+	return nil
+}
+
+// clientSubjectEcho is a TLS member named name that answers the common
+// name of the client certificate it verified in X-Client-Subject.
+func clientSubjectEcho(name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Backend", name)
+		if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 {
+			w.Header().Set("X-Client-Subject", r.TLS.VerifiedChains[0][0].Subject.CommonName)
+		}
+	})
+}
