@@ -1,0 +1,355 @@
+package controller
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/ramjet-dev/ramjet/test/harness"
+)
+
+// The proxy annotations.
+const (
+	nextUpstream      = "nginx.ingress.kubernetes.io/proxy-next-upstream"
+	nextUpstreamTries = "nginx.ingress.kubernetes.io/proxy-next-upstream-tries"
+)
+
+// TestProxyNextUpstream: a Service of two members, one answering and one
+// that reads each request and closes the connection without an answer.
+// With proxy-next-upstream: "error timeout" and -tries: "2", every GET is
+// answered by the good member, those that reached the broken one being
+// tried again; a POST that reached the broken member is not sent again
+// (502), each POST reaching one member only. With -tries: "1", the GETs
+// that reached the broken member answer 502.
+func TestProxyNextUpstream(t *testing.T) {
+	e := newEnv(t)
+	good, broken := &counting{handler: nameHandler("good")}, &counting{handler: closer{}}
+	e.service("pair", e.network.Backend(t, "good", good), e.network.Backend(t, "broken", broken))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.create(e.ingress("retried", e.host("retried"), "pair", map[string]string{nextUpstream: "error timeout", nextUpstreamTries: "2"}))
+	e.create(e.ingress("once", e.host("once"), "pair", map[string]string{nextUpstream: "error timeout", nextUpstreamTries: "1"}))
+	retried, once := "http://"+e.host("retried")+"/", "http://"+e.host("once")+"/"
+	expect(t, client, retried, "good")
+	expect(t, client, once, "good")
+
+	t.Run("GET retried", func(t *testing.T) {
+		before := broken.get.Load()
+		for i := range 20 {
+			if err := check(t.Context(), client, retried, "good"); err != nil {
+				t.Fatalf("GET %d: %v", i+1, err)
+			}
+		}
+		if broken.get.Load() == before {
+			t.Error("no GET reached the broken member: the test tried nothing")
+		}
+	})
+	t.Run("POST not sent again", func(t *testing.T) {
+		goodBefore, brokenBefore := good.post.Load(), broken.post.Load()
+		failed := 0
+		for i := range 20 {
+			a, err := post(client, retried)
+			switch {
+			case err != nil:
+				t.Fatalf("POST %d: %v", i+1, err)
+			case a.status == http.StatusBadGateway && a.backend == "":
+				failed++
+			case a.status != http.StatusOK || a.backend != "good":
+				t.Fatalf("POST %d: %s, want 200 from good or 502 from ramjetd", i+1, a)
+			}
+		}
+		reachedGood, reachedBroken := good.post.Load()-goodBefore, broken.post.Load()-brokenBefore
+		if failed == 0 || reachedBroken != int64(failed) || reachedGood+reachedBroken != 20 {
+			t.Errorf("20 POSTs: %d answered 502; the good member got %d, the broken one %d; want every one that reached the broken member answered 502, and each POST sent once",
+				failed, reachedGood, reachedBroken)
+		}
+	})
+	t.Run("GET with one try", func(t *testing.T) {
+		before := broken.get.Load()
+		failed := 0
+		for i := range 20 {
+			a, err := get(t.Context(), client, once)
+			switch {
+			case err != nil:
+				t.Fatalf("GET %d: %v", i+1, err)
+			case a.status == http.StatusBadGateway && a.backend == "":
+				failed++
+			case a.status != http.StatusOK || a.backend != "good":
+				t.Fatalf("GET %d: %s, want 200 from good or 502 from ramjetd", i+1, a)
+			}
+		}
+		if reached := broken.get.Load() - before; failed == 0 || int64(failed) != reached {
+			t.Errorf("20 GETs with one try: %d answered 502, %d reached the broken member; want them equal, and not 0", failed, reached)
+		}
+	})
+}
+
+// post sends POST url with a small body through client.
+func post(client *http.Client, url string) (answer, error) {
+	resp, err := client.Post(url, "application/x-www-form-urlencoded", strings.NewReader("item=7"))
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return answer{status: resp.StatusCode, backend: resp.Header.Get("X-Backend"), body: string(body), header: resp.Header, response: resp}, err
+}
+
+// counting counts the GET and POST requests that reach handler.
+type counting struct {
+	get, post atomic.Int64
+	handler   http.Handler
+}
+
+func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		c.get.Add(1)
+	case http.MethodPost:
+		c.post.Add(1)
+	}
+	c.handler.ServeHTTP(w, r)
+}
+
+// closer reads the request and closes the connection without an answer.
+type closer struct{}
+
+func (closer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	conn.Close()
+}
+
+// nameHandler answers X-Backend: name, as the harness's default backend.
+func nameHandler(name string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Backend", name)
+		_, _ = io.WriteString(w, name+"\n")
+	})
+}
+
+// TestProxySendTimeout: an Ingress with proxy-send-timeout: "1" whose path
+// / goes to a member that accepts connections and never reads them. A
+// 64 MiB upload stalls once the member's buffers are full, and the client
+// gets 504 within seconds (proxy-read-timeout, 60 s by default, is not
+// what ends it). The Ingress's /ping, to an answering member, shows it is
+// served.
+func TestProxySendTimeout(t *testing.T) {
+	e := newEnv(t)
+	sink := startSink(t, e.network)
+	e.servicePort("sink", harness.BackendPort, sink.String())
+	e.service("web", e.backend("web"))
+	r := e.startRamjet()
+	ing := e.ingress("upload", e.host("upload"), "sink", map[string]string{
+		"nginx.ingress.kubernetes.io/proxy-send-timeout": "1",
+		"nginx.ingress.kubernetes.io/proxy-body-size":    "100m",
+	})
+	ing.Spec.Rules[0].HTTP.Paths = append(ing.Spec.Rules[0].HTTP.Paths, *pathTo("/ping", "web"))
+	e.create(ing)
+	expect(t, r.Client(nil), "http://"+e.host("upload")+"/ping", "web")
+
+	start := time.Now()
+	resp, err := upload(r.HTTP, e.host("upload"), 64<<20, 15*time.Second)
+	if err != nil {
+		t.Fatalf("POST of 64 MiB to a member that does not read: %v after %s", err, time.Since(start).Round(time.Millisecond))
+	}
+	t.Logf("answered %d after %s", resp.StatusCode, time.Since(start).Round(time.Millisecond))
+	if resp.StatusCode != http.StatusGatewayTimeout || resp.Header.Get("X-Backend") != "" {
+		t.Errorf("POST of 64 MiB to a member that does not read: %d from %q, want 504 from ramjetd", resp.StatusCode, resp.Header.Get("X-Backend"))
+	}
+}
+
+// pathTo is a Prefix path sending to port 80 of service.
+func pathTo(path, service string) *networkingv1.HTTPIngressPath {
+	return &networkingv1.HTTPIngressPath{
+		Path: path, PathType: new(networkingv1.PathTypePrefix),
+		Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
+			Name: service, Port: networkingv1.ServiceBackendPort{Number: 80},
+		}},
+	}
+}
+
+// startSink listens on a new address of n, port BackendPort, accepting
+// connections and never reading them, until the test ends.
+func startSink(t *testing.T, n *harness.Network) netip.Addr {
+	t.Helper()
+	addr, err := n.AddAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := n.Listen(netip.AddrPortFrom(addr, uint16(harness.BackendPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns harness.ConnSet
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if !conns.Track(c) {
+				c.Close()
+			}
+		}
+	})
+	t.Cleanup(func() {
+		l.Close()
+		wg.Wait()
+		conns.CloseAll()
+	})
+	return addr
+}
+
+// upload sends POST / with a body of size bytes to the plain-HTTP
+// listener addr for host, writing the body from a goroutine, and returns
+// the answer read meanwhile, within timeout.
+func upload(addr, host string, size int, timeout time.Duration) (*http.Response, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, err
+	}
+	if _, err := fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\nContent-Type: application/octet-stream\r\n\r\n", host, size); err != nil {
+		return nil, err
+	}
+	go func() {
+		chunk := make([]byte, 64<<10)
+		for sent := 0; sent < size; sent += len(chunk) {
+			if _, err := conn.Write(chunk); err != nil {
+				return
+			}
+		}
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	return resp, nil
+}
+
+// TestProxyBuffering: a member that sends the head and a first part of
+// its answer, then the rest only later. Through an Ingress without
+// proxy-buffering the client gets the head while the member still holds
+// the rest (the member finishes only once the client has the head); with
+// proxy-buffering: "on" the head comes only after the member finished, and
+// the whole answer with it.
+func TestProxyBuffering(t *testing.T) {
+	e := newEnv(t)
+	m := &slowAnswer{flushed: make(chan chan struct{}, 1)}
+	e.service("slow", e.network.Backend(t, "slow", m))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.create(e.ingress("streamed", e.host("streamed"), "slow", nil))
+	e.create(e.ingress("buffered", e.host("buffered"), "slow", map[string]string{"nginx.ingress.kubernetes.io/proxy-buffering": "on"}))
+	for _, name := range []string{"streamed", "buffered"} {
+		expect(t, client, "http://"+e.host(name)+"/", "slow")
+	}
+
+	t.Run("streamed", func(t *testing.T) {
+		heads := make(chan error, 1)
+		go func() {
+			resp, err := client.Get("http://" + e.host("streamed") + "/slow")
+			if err == nil {
+				resp.Body.Close()
+			}
+			heads <- err
+		}()
+		release := m.next(t)
+		select {
+		case err := <-heads:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(wait):
+			t.Fatal("the head did not come while the member held the rest of its answer")
+		}
+		close(release)
+	})
+	t.Run("buffered", func(t *testing.T) {
+		type result struct {
+			at   time.Time
+			body string
+			err  error
+		}
+		heads := make(chan result, 1)
+		go func() {
+			resp, err := client.Get("http://" + e.host("buffered") + "/slow")
+			if err != nil {
+				heads <- result{err: err}
+				return
+			}
+			at := time.Now()
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			heads <- result{at, string(body), err}
+		}()
+		release := m.next(t)
+		// The window in which a streamed head would come: not an assertion
+		// on time, the order of the two events is.
+		time.Sleep(300 * time.Millisecond)
+		released := time.Now()
+		close(release)
+		got := <-heads
+		switch {
+		case got.err != nil:
+			t.Fatal(got.err)
+		case got.at.Before(released):
+			t.Errorf("the head came %s before the member finished its answer", released.Sub(got.at))
+		case got.body != "first\nrest\n":
+			t.Errorf("body %q, want the member's whole answer", got.body)
+		}
+	})
+}
+
+// slowAnswer is a member answering X-Backend: slow. For /slow it sends the
+// head and "first\n", then gives next a channel and sends "rest\n" once
+// that channel is closed.
+type slowAnswer struct{ flushed chan chan struct{} }
+
+func (s *slowAnswer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Backend", "slow")
+	if r.URL.Path != "/slow" {
+		return
+	}
+	_, _ = io.WriteString(w, "first\n")
+	_ = http.NewResponseController(w).Flush()
+	release := make(chan struct{})
+	s.flushed <- release
+	select {
+	case <-release:
+	case <-time.After(wait):
+	}
+	_, _ = io.WriteString(w, "rest\n")
+}
+
+// next waits until the member sent the first part of an answer and returns
+// the channel that lets it finish.
+func (s *slowAnswer) next(t *testing.T) chan struct{} {
+	t.Helper()
+	select {
+	case release := <-s.flushed:
+		return release
+	case <-time.After(wait):
+		t.Fatal("the member got no request for /slow")
+		return nil
+	}
+}
