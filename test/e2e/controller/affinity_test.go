@@ -1,0 +1,249 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"testing"
+
+	"github.com/ramjet-dev/ramjet/test/harness"
+)
+
+// The affinity annotations.
+const (
+	affinity         = "nginx.ingress.kubernetes.io/affinity"
+	affinityMode     = "nginx.ingress.kubernetes.io/affinity-mode"
+	affinityCanary   = "nginx.ingress.kubernetes.io/affinity-canary-behavior"
+	canaryOn         = "nginx.ingress.kubernetes.io/canary"
+	canaryByHeader   = "nginx.ingress.kubernetes.io/canary-by-header"
+	canaryWeight     = "nginx.ingress.kubernetes.io/canary-weight"
+	affinityCookie   = "INGRESSCOOKIE"
+	affinityRequests = 16 // clients of an affinity test
+)
+
+// TestAffinityPersistent: two Ingresses with cookie affinity on a Service
+// of two members, one in affinity-mode persistent, one balanced. Once the
+// Service grows to five members, every client of the persistent one keeps
+// its member (its cookie unchanged), where some of the balanced one's move
+// to the new members. Once a member is gone, its clients get another one
+// and a new cookie, and keep that one.
+func TestAffinityPersistent(t *testing.T) {
+	e := newEnv(t)
+	var members []*harness.Backend
+	for i := range 5 {
+		members = append(members, e.backend(fmt.Sprintf("m%d", i)))
+	}
+	e.service("app", members[:2]...)
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.create(e.ingress("persistent", e.host("persistent"), "app", map[string]string{affinity: "cookie", affinityMode: "persistent"}))
+	e.create(e.ingress("balanced", e.host("balanced"), "app", map[string]string{affinity: "cookie", affinityMode: "balanced"}))
+	persistent, balanced := "http://"+e.host("persistent")+"/", "http://"+e.host("balanced")+"/"
+	first := map[string][]stickyClient{}
+	for _, url := range []string{persistent, balanced} {
+		waitMember(t, client, url, "m0", "m1")
+		first[url] = newClients(t, client, url)
+	}
+
+	e.scale("app", members...)
+	for _, url := range []string{persistent, balanced} {
+		waitMember(t, client, url, "m2", "m3", "m4")
+	}
+	for _, c := range first[persistent] {
+		if err := c.stays(client, persistent); err != nil {
+			t.Errorf("persistent, after members were added: %v", err)
+		}
+	}
+	moved := 0
+	for _, c := range first[balanced] {
+		if c.stays(client, balanced) != nil {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Errorf("balanced: none of %d clients moved when the members went from 2 to 5: the test shows nothing", affinityRequests)
+	}
+
+	e.scale("app", members[1:]...)
+	var orphans []stickyClient
+	for _, c := range first[persistent] {
+		if c.member == "m0" {
+			orphans = append(orphans, c)
+		} else if err := c.stays(client, persistent); err != nil {
+			t.Errorf("persistent, after m0 left: %v", err)
+		}
+	}
+	if len(orphans) == 0 {
+		t.Fatalf("no client of %d was on m0", affinityRequests)
+	}
+	for _, c := range orphans {
+		var moved stickyClient
+		eventually(t, wait, "a client of m0 gets another member and a new cookie", func() error {
+			member, cookie, err := stickyGet(client, persistent, c.cookie, nil)
+			switch {
+			case err != nil:
+				return err
+			case member == "m0" || cookie == "":
+				return fmt.Errorf("answered by %s with cookie %q", member, cookie)
+			}
+			moved = stickyClient{member, cookie}
+			return nil
+		})
+		if err := moved.stays(client, persistent); err != nil {
+			t.Errorf("a client of m0, moved to %s: %v", moved.member, err)
+		}
+	}
+}
+
+// stickyClient is a client of an affinity test: the member that served it
+// first and the cookie it got.
+type stickyClient struct{ member, cookie string }
+
+// newClients makes affinityRequests clients of url, each by a request
+// without a cookie.
+func newClients(t *testing.T, client *http.Client, url string) []stickyClient {
+	t.Helper()
+	var out []stickyClient
+	for range affinityRequests {
+		member, cookie, err := stickyGet(client, url, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if member == "" || cookie == "" {
+			t.Fatalf("GET %s without a cookie: answered by %q with cookie %q, want a member and a cookie", url, member, cookie)
+		}
+		out = append(out, stickyClient{member, cookie})
+	}
+	return out
+}
+
+// stays returns an error unless five requests of c to url are answered by
+// its member, without a new cookie.
+func (c stickyClient) stays(client *http.Client, url string) error {
+	for range 5 {
+		member, cookie, err := stickyGet(client, url, c.cookie, nil)
+		switch {
+		case err != nil:
+			return err
+		case member != c.member || cookie != "":
+			return fmt.Errorf("a client of %s was answered by %s with cookie %q", c.member, member, cookie)
+		}
+	}
+	return nil
+}
+
+// waitMember waits until a request to url without a cookie is answered by
+// one of members.
+func waitMember(t *testing.T, client *http.Client, url string, members ...string) {
+	t.Helper()
+	eventually(t, wait, fmt.Sprintf("GET %s answered by one of %v", url, members), func() error {
+		member, _, err := stickyGet(client, url, "", nil)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(members, member) {
+			return fmt.Errorf("answered by %q", member)
+		}
+		return nil
+	})
+}
+
+// stickyGet sends GET url with the affinity cookie (none when empty) and
+// headers, and returns the member that answered 200 (X-Backend) and the
+// affinity cookie the answer set, if any.
+func stickyGet(client *http.Client, url, cookie string, headers map[string]string) (member, setCookie string, err error) {
+	h := map[string]string{}
+	for k, v := range headers {
+		h[k] = v
+	}
+	if cookie != "" {
+		h["Cookie"] = affinityCookie + "=" + cookie
+	}
+	resp, err := do(client, url, h)
+	if err != nil {
+		return "", "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", "", fmt.Errorf("GET %s: %d from %q", url, resp.StatusCode, resp.Header.Get("X-Backend"))
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == affinityCookie {
+			setCookie = c.Value
+		}
+	}
+	return resp.Header.Get("X-Backend"), setCookie, nil
+}
+
+// TestAffinityCanarySticky: a main Ingress with cookie affinity and its
+// canary (canary-by-header: X-Canary, canary-weight: "0"), on two hosts,
+// one with the canary's affinity-canary-behavior sticky (the default), one
+// legacy. On both, a client of the main pool stays there even when it asks
+// for the canary (ingress-nginx looks at the main's affinity first). Sticky:
+// a client the canary served (asked for by the header) gets a cookie and
+// stays on the canary without the header. Legacy: the canary, without
+// affinity of its own, sets no cookie, and its client goes back to the
+// main pool without the header.
+func TestAffinityCanarySticky(t *testing.T) {
+	e := newEnv(t)
+	e.service("main", e.backend("main0"), e.backend("main1"))
+	e.service("canary", e.backend("canary"))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	for _, behavior := range []string{"sticky", "legacy"} {
+		host := e.host(behavior)
+		e.create(e.ingress("main-"+behavior, host, "main", map[string]string{affinity: "cookie"}))
+		e.create(e.ingress("canary-"+behavior, host, "canary", map[string]string{
+			canaryOn: "true", canaryByHeader: "X-Canary", canaryWeight: "0", affinityCanary: behavior,
+		}))
+	}
+	toCanary := map[string]string{"X-Canary": "always"}
+	for _, behavior := range []string{"sticky", "legacy"} {
+		t.Run(behavior, func(t *testing.T) {
+			url := "http://" + e.host(behavior) + "/"
+			eventually(t, wait, "the canary is served", func() error {
+				member, _, err := stickyGet(client, url, "", toCanary)
+				if err == nil && member != "canary" {
+					err = fmt.Errorf("X-Canary: always answered by %q", member)
+				}
+				return err
+			})
+			member, canaryCookie, err := stickyGet(client, url, "", toCanary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if member != "canary" || (behavior == "sticky" && canaryCookie == "") {
+				t.Fatalf("X-Canary: always without a cookie: answered by %q with cookie %q, want the canary with a cookie", member, canaryCookie)
+			}
+			mainClient := newClients(t, client, url)[0]
+			if !slices.Contains([]string{"main0", "main1"}, mainClient.member) {
+				t.Fatalf("a request without the header went to %s", mainClient.member)
+			}
+
+			got, _, err := stickyGet(client, url, mainClient.cookie, toCanary)
+			if err == nil && got != mainClient.member {
+				err = errors.New("answered by " + got)
+			}
+			if err != nil {
+				t.Errorf("a client of %s asking for the canary: %v, want %s", mainClient.member, err, mainClient.member)
+			}
+			switch behavior {
+			case "sticky":
+				if err := (stickyClient{"canary", canaryCookie}).stays(client, url); err != nil {
+					t.Errorf("the canary's client, without the header: %v", err)
+				}
+			case "legacy":
+				if canaryCookie != "" {
+					t.Errorf("the canary, without affinity of its own, set the cookie %q", canaryCookie)
+				}
+				got, _, err := stickyGet(client, url, canaryCookie, nil)
+				if err == nil && got == "canary" {
+					err = errors.New("answered by the canary")
+				}
+				if err != nil {
+					t.Errorf("the canary's client, without the header: %v, want the main pool", err)
+				}
+			}
+		})
+	}
+}
