@@ -81,22 +81,34 @@ func prefixEcho() http.Handler {
 
 // TestAccessLogOff: with ramjetd's access log on (server.access_log), the
 // requests of an Ingress with enable-access-log: "false" get no line in
-// ramjetd's log, while those of another Ingress on the same member do.
+// ramjetd's log, while those of another Ingress on the same member do. The
+// key is per path, as nginx's access_log off in a location: an Ingress
+// saying "false" for the path /hush of the logged host leaves only that
+// path out.
 func TestAccessLogOff(t *testing.T) {
 	e := newEnv(t)
 	e.service("web", e.backend("web"))
 	r := e.startRamjetWith(harness.RamjetOptions{Server: "  access_log: true\n"})
 	client := r.Client(nil)
 	e.create(e.ingress("logged", e.host("logged"), "web", nil))
-	e.create(e.ingress("quiet", e.host("quiet"), "web", map[string]string{"nginx.ingress.kubernetes.io/enable-access-log": "false"}))
+	off := map[string]string{"nginx.ingress.kubernetes.io/enable-access-log": "false"}
+	e.create(e.ingress("quiet", e.host("quiet"), "web", off))
+	hush := e.ingress("hush", e.host("logged"), "web", off)
+	hush.Spec.Rules[0].HTTP.Paths[0].Path = "/hush"
+	e.create(hush)
 	expect(t, client, "http://"+e.host("logged")+"/", "web")
 	expect(t, client, "http://"+e.host("quiet")+"/", "web")
+	expect(t, client, "http://"+e.host("logged")+"/hush", "web")
 
 	// Quiet requests before and between logged ones: once the last logged
 	// one is in the log, the quiet ones, answered before it, would be too.
 	for i := range 2 {
-		for _, host := range []string{"quiet", "logged"} {
-			if err := check(t.Context(), client, fmt.Sprintf("http://%s/%s-marker-%d", e.host(host), host, i), "web"); err != nil {
+		for _, url := range []string{
+			fmt.Sprintf("http://%s/quiet-marker-%d", e.host("quiet"), i),
+			fmt.Sprintf("http://%s/hush/quiet-marker-path-%d", e.host("logged"), i),
+			fmt.Sprintf("http://%s/logged-marker-%d", e.host("logged"), i),
+		} {
+			if err := check(t.Context(), client, url, "web"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -112,8 +124,10 @@ func TestAccessLogOff(t *testing.T) {
 	})
 	log := r.Log("ramjetd")
 	for i := range 2 {
-		if path := fmt.Sprintf("/quiet-marker-%d", i); strings.Contains(log, path) {
-			t.Errorf("ramjetd's log has a line of the Ingress with enable-access-log: \"false\" (%s)", path)
+		for _, path := range []string{fmt.Sprintf("/quiet-marker-%d", i), fmt.Sprintf("/hush/quiet-marker-path-%d", i)} {
+			if strings.Contains(log, path) {
+				t.Errorf("ramjetd's log has a line of a path with enable-access-log: \"false\" (%s)", path)
+			}
 		}
 	}
 }

@@ -23,7 +23,9 @@ const (
 // after the other gets 503 from ramjetd beyond them, on an Ingress without
 // an allow list and on one whose allow list does not cover it; a second
 // later it is served again. The Ingress whose limit-allowlist covers
-// 127.0.0.0/8 serves every request.
+// 127.0.0.0/8 serves every request. The zone is the Ingress's: the client
+// that spent its bucket on one host of an Ingress is refused on its other
+// host too.
 func TestLimitRPS(t *testing.T) {
 	e := newEnv(t)
 	e.service("web", e.backend("web"))
@@ -39,7 +41,11 @@ func TestLimitRPS(t *testing.T) {
 		}
 		return out
 	}
-	e.create(e.ingress("limited", e.host("limited"), "web", limit))
+	limited := e.ingress("limited", e.host("limited"), "web", limit)
+	second := *limited.Spec.Rules[0].DeepCopy()
+	second.Host = e.host("second")
+	limited.Spec.Rules = append(limited.Spec.Rules, second)
+	e.create(limited)
 	e.create(e.ingress("elsewhere", e.host("elsewhere"), "web", with(map[string]string{limitAllowlist: "10.0.0.0/8, 192.168.0.1"})))
 	e.create(e.ingress("exempt", e.host("exempt"), "web", with(map[string]string{limitAllowlist: "10.0.0.0/8, 127.0.0.0/8, ::1"})))
 
@@ -48,6 +54,12 @@ func TestLimitRPS(t *testing.T) {
 			url := "http://" + e.host(name) + "/"
 			expect(t, client, url, "web")
 			checkLimited(t, client, url, http.StatusServiceUnavailable, 2)
+			if name == "limited" {
+				a, err := get(t.Context(), client, "http://"+e.host("second")+"/")
+				if err != nil || a.status != http.StatusServiceUnavailable || a.backend != "" {
+					t.Errorf("the Ingress's other host, once the client spent its bucket: %s (%v), want 503 from ramjetd", a, err)
+				}
+			}
 			eventually(t, 5*time.Second, "a second later, the client is served again", func() error {
 				return check(t.Context(), client, url, "web")
 			})
