@@ -15,7 +15,7 @@ COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
 VERSION_PKG := github.com/ramjet-dev/ramjet/dataplane/version
 LDFLAGS := -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT)
 
-.PHONY: all deps tools cluster-tools cluster-test conformance build image test test-short fuzz demo demo-ramjetd bench bench-controller lint clean
+.PHONY: all deps tools cluster-tools cluster-test conformance build image test test-short fuzz demo demo-ramjetd bench bench-controller bench-passthrough lint clean
 
 all: build
 
@@ -145,6 +145,13 @@ bench: deps tools
 ## goes to .cache/bench/controller.md
 bench-controller: deps
 	./test/bench/controller.sh
+
+## bench-passthrough: ssl-passthrough spliced by ramjetd side by side with
+## nginx's stream proxy with ssl_preread (about 2.5 minutes; needs root,
+## installs nginx and its stream module); writes
+## docs/benchmarks-passthrough.md
+bench-passthrough: deps
+	./test/bench/passthrough.sh
 
 clean:
 	rm -rf $(CACHE)
