@@ -94,6 +94,60 @@ func TestProxyNextUpstream(t *testing.T) {
 	})
 }
 
+// TestProxyNextUpstreamStatus: a Service of a member answering 503 and a
+// good one. proxy-next-upstream: "error timeout http_503" tries the GETs
+// that got 503 again, on the good member; "error timeout" passes the 503
+// on; without any proxy-next-upstream key ramjetd tries 502, 503 and 504
+// again (its documented default, where ingress-nginx passes them on).
+func TestProxyNextUpstreamStatus(t *testing.T) {
+	e := newEnv(t)
+	unavailable := &counting{handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Backend", "unavailable")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})}
+	e.service("pair", e.network.Backend(t, "good", nameHandler("good")), e.network.Backend(t, "unavailable", unavailable))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	for name, value := range map[string]string{"listed": "error timeout http_503", "unlisted": "error timeout", "default": ""} {
+		var annotations map[string]string
+		if value != "" {
+			annotations = map[string]string{nextUpstream: value}
+		}
+		e.create(e.ingress(name, e.host(name), "pair", annotations))
+		expect(t, client, "http://"+e.host(name)+"/", "good")
+	}
+	for _, tc := range []struct {
+		name     string
+		passedOn bool // some 503s reach the client
+	}{{"listed", false}, {"unlisted", true}, {"default", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := unavailable.get.Load()
+			passed := 0
+			for i := range 20 {
+				a, err := get(t.Context(), client, "http://"+e.host(tc.name)+"/")
+				switch {
+				case err != nil:
+					t.Fatal(err)
+				case a.status == http.StatusServiceUnavailable && a.backend == "unavailable":
+					passed++
+				case a.status != http.StatusOK || a.backend != "good":
+					t.Fatalf("GET %d: %s, want 200 from good or the member's 503", i+1, a)
+				}
+			}
+			reached := unavailable.get.Load() - before
+			if reached == 0 {
+				t.Fatal("no GET reached the member answering 503: the test tried nothing")
+			}
+			if tc.passedOn && int64(passed) != reached {
+				t.Errorf("%d of the %d GETs that got 503 passed it on, want all", passed, reached)
+			}
+			if !tc.passedOn && passed != 0 {
+				t.Errorf("%d GETs got the member's 503, want them tried again", passed)
+			}
+		})
+	}
+}
+
 // post sends POST url with a small body through client.
 func post(client *http.Client, url string) (answer, error) {
 	resp, err := client.Post(url, "application/x-www-form-urlencoded", strings.NewReader("item=7"))
