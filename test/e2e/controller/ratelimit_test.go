@@ -1,12 +1,17 @@
 package controller
 
 import (
+	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ramjet-dev/ramjet/test/harness"
 )
 
 // The rate-limit annotations.
@@ -107,22 +112,42 @@ func checkLimited(t *testing.T, client *http.Client, url string, status, burst i
 
 // TestLimitConnections: with --limit-status-code=429, an Ingress with
 // limit-connections: "2" refuses a client's third request in flight with
-// 429 while two are held by the member, and serves it once they ended; an
-// Ingress with limit-rps answers 429 too beyond its burst.
+// 429 while two are held by the member, and serves it once they ended;
+// over HTTP/2 each stream counts (the client keeps its connection).
+// An Ingress with limit-rps answers 429 too beyond its burst.
 func TestLimitConnections(t *testing.T) {
 	e := newEnv(t)
-	m := newHolder()
-	t.Cleanup(m.release)
-	member := e.network.Backend(t, "web", m)
-	e.service("web", member)
+	h1, h2 := newHolder(), newHolder()
+	t.Cleanup(h1.release)
+	t.Cleanup(h2.release)
+	e.service("web", e.network.Backend(t, "web", h1))
+	e.service("web2", e.network.Backend(t, "web", h2))
 	e.service("plain", e.backend("web"))
 	r := e.startRamjet("--limit-status-code=429")
-	client := r.Client(nil)
 	e.create(e.ingress("conns", e.host("conns"), "web", map[string]string{limitConnections: "2"}))
+	e.create(e.ingress("streams", e.host("streams"), "web2", map[string]string{limitConnections: "2"}))
 	e.create(e.ingress("rps", e.host("rps"), "plain", map[string]string{limitRPS: "1", limitMultiplier: "1"}))
-	url := "http://" + e.host("conns") + "/"
-	expect(t, client, url, "web")
 
+	t.Run("HTTP/1.1", func(t *testing.T) {
+		checkInFlight(t, r.Client(nil), "http://"+e.host("conns")+"/", h1, "HTTP/1.1")
+	})
+	t.Run("HTTP/2", func(t *testing.T) {
+		checkInFlight(t, http2Client(r), "https://"+e.host("streams")+"/", h2, "HTTP/2.0")
+	})
+	t.Run("limit-rps", func(t *testing.T) {
+		client := r.Client(nil)
+		rps := "http://" + e.host("rps") + "/"
+		expect(t, client, rps, "web")
+		checkLimited(t, client, rps, http.StatusTooManyRequests, 2)
+	})
+}
+
+// checkInFlight checks limit-connections: "2" on url, whose member is h:
+// with two requests held, a third gets 429 from ramjetd; once they ended,
+// the client is served again. Every answer is of protocol proto.
+func checkInFlight(t *testing.T, client *http.Client, url string, h *holder, proto string) {
+	t.Helper()
+	expect(t, client, url, "web")
 	var wg sync.WaitGroup
 	held := make([]answer, 2)
 	errs := make([]error, 2)
@@ -130,7 +155,7 @@ func TestLimitConnections(t *testing.T) {
 		wg.Go(func() { held[i], errs[i] = get(t.Context(), client, url+"hold") })
 	}
 	eventually(t, wait, "the member holds two requests", func() error {
-		if n := m.held.Load(); n != 2 {
+		if n := h.held.Load(); n != 2 {
 			return fmt.Errorf("%d held", n)
 		}
 		return nil
@@ -139,10 +164,10 @@ func TestLimitConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.status != http.StatusTooManyRequests || a.backend != "" {
-		t.Errorf("a third request in flight: %s, want 429 from ramjetd", a)
+	if a.status != http.StatusTooManyRequests || a.backend != "" || a.response.Proto != proto {
+		t.Errorf("a third request in flight: %s over %s, want 429 from ramjetd over %s", a, a.response.Proto, proto)
 	}
-	m.release()
+	h.release()
 	wg.Wait()
 	for i := range 2 {
 		if errs[i] != nil || held[i].status != http.StatusOK || held[i].backend != "web" {
@@ -152,10 +177,20 @@ func TestLimitConnections(t *testing.T) {
 	eventually(t, 5*time.Second, "once the held requests ended, the client is served", func() error {
 		return check(t.Context(), client, url, "web")
 	})
+}
 
-	rps := "http://" + e.host("rps") + "/"
-	expect(t, client, rps, "web")
-	checkLimited(t, client, rps, http.StatusTooManyRequests, 2)
+// http2Client is an HTTPS client of r speaking HTTP/2 and keeping its
+// connections, without verifying the certificate.
+func http2Client(r *harness.Ramjet) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	transport := &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, r.HTTPS)
+		},
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, // the fake certificate
+		ForceAttemptHTTP2: true,
+	}
+	return &http.Client{Transport: transport, Timeout: 10 * time.Second}
 }
 
 // holder is a member answering X-Backend: web; it holds the requests for
