@@ -216,3 +216,114 @@ func (h *holder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *holder) release() { h.once.Do(func() { close(h.released) }) }
+
+// TestLimitAcrossReload: the counts survive a reload of ramjetd's
+// configuration (another Ingress created). A client that spent its
+// limit-rpm: "1" bucket is still refused after the reload; requests in
+// flight when the configuration changed still count under
+// limit-connections: "2", and free their places when they end, so the
+// client can again have two in flight, and no third.
+func TestLimitAcrossReload(t *testing.T) {
+	e := newEnv(t)
+	first, second := newHolder(), newHolder()
+	t.Cleanup(first.release)
+	t.Cleanup(second.release)
+	e.service("web", e.backend("web"))
+	hold := &switching{}
+	hold.set(first)
+	e.service("held", e.network.Backend(t, "web", hold))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.create(e.ingress("rpm", e.host("rpm"), "web", map[string]string{"nginx.ingress.kubernetes.io/limit-rpm": "1", limitMultiplier: "1"}))
+	e.create(e.ingress("conns", e.host("conns"), "held", map[string]string{limitConnections: "2"}))
+	rpm, conns := "http://"+e.host("rpm")+"/", "http://"+e.host("conns")+"/"
+	expect(t, client, rpm, "web")
+	expect(t, client, conns, "web")
+	checkLimited(t, client, rpm, http.StatusServiceUnavailable, 2)
+
+	results := holdTwo(t, client, conns, first)
+	reload := func(name string) {
+		t.Helper()
+		before := mustGeneration(t, r)
+		e.create(e.ingress(name, e.host(name), "web", nil))
+		expect(t, client, "http://"+e.host(name)+"/", "web")
+		if after := mustGeneration(t, r); after == before {
+			t.Fatalf("creating the Ingress %s did not reload ramjetd (generation %d)", name, after)
+		}
+	}
+	reload("other")
+
+	if a, err := get(t.Context(), client, rpm); err != nil || a.status != http.StatusServiceUnavailable {
+		t.Errorf("limit-rpm after the reload: %s (%v), want 503: the client's spent bucket was forgotten", a, err)
+	}
+	if a, err := get(t.Context(), client, conns); err != nil || a.status != http.StatusServiceUnavailable {
+		t.Errorf("a third request in flight after the reload: %s (%v), want 503", a, err)
+	}
+	hold.set(second)
+	first.release()
+	for i, res := range results() {
+		if res.err != nil || res.a.status != http.StatusOK {
+			t.Errorf("request %d held across the reload: %s (%v), want 200", i, res.a, res.err)
+		}
+	}
+	reload("again")
+	eventually(t, 5*time.Second, "once the held requests ended, the client is served", func() error {
+		return check(t.Context(), client, conns, "web")
+	})
+	results = holdTwo(t, client, conns, second)
+	if a, err := get(t.Context(), client, conns); err != nil || a.status != http.StatusServiceUnavailable {
+		t.Errorf("a third request in flight, the places of the first two freed: %s (%v), want 503", a, err)
+	}
+	second.release()
+	for i, res := range results() {
+		if res.err != nil || res.a.status != http.StatusOK {
+			t.Errorf("request %d held the second time: %s (%v), want 200", i, res.a, res.err)
+		}
+	}
+}
+
+// held is the outcome of a request held by a member.
+type held struct {
+	a   answer
+	err error
+}
+
+// holdTwo sends two requests for /hold to url and waits until h holds
+// them; the function it returns waits for their answers.
+func holdTwo(t *testing.T, client *http.Client, url string, h *holder) func() []held {
+	t.Helper()
+	var wg sync.WaitGroup
+	out := make([]held, 2)
+	for i := range 2 {
+		wg.Go(func() { out[i].a, out[i].err = get(t.Context(), client, url+"hold") })
+	}
+	eventually(t, wait, "the member holds two requests", func() error {
+		if n := h.held.Load(); n != 2 {
+			return fmt.Errorf("%d held", n)
+		}
+		return nil
+	})
+	return func() []held {
+		wg.Wait()
+		return out
+	}
+}
+
+// switching is a member whose holder can be replaced between rounds.
+type switching struct {
+	mu sync.Mutex
+	h  *holder
+}
+
+func (s *switching) set(h *holder) {
+	s.mu.Lock()
+	s.h = h
+	s.mu.Unlock()
+}
+
+func (s *switching) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	h := s.h
+	s.mu.Unlock()
+	h.ServeHTTP(w, r)
+}
