@@ -26,8 +26,9 @@ const (
 // of two members, one in affinity-mode persistent, one balanced. Once the
 // Service grows to five members, every client of the persistent one keeps
 // its member (its cookie unchanged), where some of the balanced one's move
-// to the new members. Once a member is gone, its clients get another one
-// and a new cookie, and keep that one.
+// to the new members; a reload of ramjetd's configuration moves none. Once
+// a member is gone, its clients get another one and a new cookie, and keep
+// that one.
 func TestAffinityPersistent(t *testing.T) {
 	e := newEnv(t)
 	var members []*harness.Backend
@@ -63,6 +64,19 @@ func TestAffinityPersistent(t *testing.T) {
 	}
 	if moved == 0 {
 		t.Errorf("balanced: none of %d clients moved when the members went from 2 to 5: the test shows nothing", affinityRequests)
+	}
+
+	// A reload of ramjetd's configuration (another Ingress) moves nobody.
+	before := mustGeneration(t, r)
+	e.create(e.ingress("other", e.host("other"), "app", nil))
+	waitMember(t, client, "http://"+e.host("other")+"/", "m0", "m1", "m2", "m3", "m4")
+	if mustGeneration(t, r) == before {
+		t.Fatal("creating the Ingress other did not reload ramjetd")
+	}
+	for _, c := range first[persistent] {
+		if err := c.stays(client, persistent); err != nil {
+			t.Errorf("persistent, after a reload: %v", err)
+		}
 	}
 
 	e.scale("app", members[1:]...)
