@@ -1,10 +1,14 @@
 package controller
 
 import (
+	"bufio"
 	"crypto/tls"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"testing"
+	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +24,8 @@ import (
 // presents reaches the member, which sees its subject. On the same
 // listener a host with a TLS Secret is still terminated by ramjetd, with
 // the Secret's certificate. The plain-HTTP rules of the passthrough host
-// (another Ingress's path /plain) are served as usual.
+// (another Ingress's path /plain) are served as usual. A spliced
+// connection outlives a reload of ramjetd's configuration.
 func TestSSLPassthrough(t *testing.T) {
 	e := newEnv(t)
 	pt, term := e.host("pt"), e.host("term")
@@ -76,6 +81,49 @@ func TestSSLPassthrough(t *testing.T) {
 	}
 
 	expect(t, r.Client(nil), "http://"+pt+"/plain", "web")
+
+	// A spliced connection outlives a reload of ramjetd's configuration.
+	conn, err := tls.Dial("tcp", r.HTTPS, &tls.Config{ServerName: pt, RootCAs: backendCA.Pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	reader := bufio.NewReader(conn)
+	if err := exchange(conn, reader, pt); err != nil {
+		t.Fatalf("a kept-alive passthrough connection: %v", err)
+	}
+	before := mustGeneration(t, r)
+	e.create(e.ingress("other", e.host("other"), "web", nil))
+	expect(t, r.Client(nil), "http://"+e.host("other")+"/", "web")
+	if mustGeneration(t, r) == before {
+		t.Fatal("creating the Ingress other did not reload ramjetd")
+	}
+	if err := exchange(conn, reader, pt); err != nil {
+		t.Errorf("the passthrough connection, after a reload: %v", err)
+	}
+}
+
+// exchange sends GET / for host on a kept-alive connection and checks that
+// the TLS member secure answers 200.
+func exchange(conn net.Conn, reader *bufio.Reader, host string) error {
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", host); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(reader, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Backend") != "secure" {
+		return fmt.Errorf("%d from %q, want 200 from the member secure", resp.StatusCode, resp.Header.Get("X-Backend"))
+	}
+	return nil
 }
 
 // checkPassthrough returns an error unless GET url through client is
