@@ -25,7 +25,8 @@ import (
 // listener a host with a TLS Secret is still terminated by ramjetd, with
 // the Secret's certificate. The plain-HTTP rules of the passthrough host
 // (another Ingress's path /plain) are served as usual. A spliced
-// connection outlives a reload of ramjetd's configuration.
+// connection outlives a reload of ramjetd's configuration, and new ones
+// follow the Service's endpoints.
 func TestSSLPassthrough(t *testing.T) {
 	e := newEnv(t)
 	pt, term := e.host("pt"), e.host("term")
@@ -101,6 +102,26 @@ func TestSSLPassthrough(t *testing.T) {
 	if err := exchange(conn, reader, pt); err != nil {
 		t.Errorf("the passthrough connection, after a reload: %v", err)
 	}
+
+	// The Service's endpoints move to another member: new connections
+	// follow.
+	moved := e.network.TLSBackend(t, "moved", clientSubjectEcho("moved"), &tls.Config{Certificates: []tls.Certificate{cert}})
+	api := cluster.Client.DiscoveryV1().EndpointSlices(e.ns)
+	slice, err := api.Get(e.ctx, "secure", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slice.Endpoints = harness.EndpointSlice(e.ns, "secure", harness.TLSBackendPort, moved.IP).Endpoints
+	if _, err := api.Update(e.ctx, slice, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, "new passthrough connections reach the member the endpoints moved to", func() error {
+		a, err := get(t.Context(), trustsMember, "https://"+pt+"/")
+		if err == nil && (a.status != http.StatusOK || a.backend != "moved") {
+			err = fmt.Errorf("got %s, want 200 from the member moved", a)
+		}
+		return err
+	})
 }
 
 // exchange sends GET / for host on a kept-alive connection and checks that
