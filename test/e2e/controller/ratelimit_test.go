@@ -30,7 +30,7 @@ const (
 // later it is served again. The Ingress whose limit-allowlist covers
 // 127.0.0.0/8 serves every request. The zone is the Ingress's: the client
 // that spent its bucket on one host of an Ingress is refused on its other
-// host too.
+// host too, and a forged X-Forwarded-For does not make it another client.
 func TestLimitRPS(t *testing.T) {
 	e := newEnv(t)
 	e.service("web", e.backend("web"))
@@ -63,6 +63,18 @@ func TestLimitRPS(t *testing.T) {
 				a, err := get(t.Context(), client, "http://"+e.host("second")+"/")
 				if err != nil || a.status != http.StatusServiceUnavailable || a.backend != "" {
 					t.Errorf("the Ingress's other host, once the client spent its bucket: %s (%v), want 503 from ramjetd", a, err)
+				}
+				// The client is its address: a forged X-Forwarded-For
+				// (ramjetd trusts no proxy here) does not make another.
+				served := 0
+				for i := range 5 {
+					resp := send(t, client, url, map[string]string{"X-Forwarded-For": fmt.Sprintf("203.0.113.%d", i+1)})
+					if resp.StatusCode == http.StatusOK {
+						served++
+					}
+				}
+				if served > 1 {
+					t.Errorf("%d of 5 requests with forged X-Forwarded-For addresses served, want at most 1 (a second's refill)", served)
 				}
 			}
 			eventually(t, 5*time.Second, "a second later, the client is served again", func() error {
