@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -338,4 +340,54 @@ func (s *switching) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := s.h
 	s.mu.Unlock()
 	h.ServeHTTP(w, r)
+}
+
+// TestLimitRate: limit-rate: "64" (KiB/s) with limit-rate-after: "64" on
+// an answer of 320 KiB: the first 64 KiB come at full speed, the rest at
+// 64 KiB/s, one second of which may run ahead (nginx's limit_rate), so the
+// whole answer takes three seconds (the test allows 2.5); the same answer
+// through an Ingress without the keys comes at once. Both come whole.
+func TestLimitRate(t *testing.T) {
+	e := newEnv(t)
+	body := strings.Repeat("x", 320<<10)
+	e.service("big", e.network.Backend(t, "big", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Backend", "big")
+		_, _ = io.WriteString(w, body)
+	})))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.create(e.ingress("slow", e.host("slow"), "big", map[string]string{
+		"nginx.ingress.kubernetes.io/limit-rate":       "64",
+		"nginx.ingress.kubernetes.io/limit-rate-after": "64",
+	}))
+	e.create(e.ingress("fast", e.host("fast"), "big", nil))
+	for _, name := range []string{"fast", "slow"} {
+		eventually(t, wait, name+" is served", func() error {
+			resp, err := client.Head("http://" + e.host(name) + "/")
+			if err == nil {
+				resp.Body.Close()
+				if resp.Header.Get("X-Backend") != "big" {
+					err = fmt.Errorf("%d from %q", resp.StatusCode, resp.Header.Get("X-Backend"))
+				}
+			}
+			return err
+		})
+	}
+	for _, tc := range []struct {
+		name    string
+		atLeast time.Duration
+	}{{"fast", 0}, {"slow", 2500 * time.Millisecond}} { // 3 s, less a margin for how the second ahead is counted
+		start := time.Now()
+		a, err := get(t.Context(), client, "http://"+e.host(tc.name)+"/")
+		took := time.Since(start)
+		t.Logf("%s: %d bytes in %s", tc.name, len(a.body), took.Round(time.Millisecond))
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case a.status != http.StatusOK || a.body != body:
+			t.Errorf("%s: %s, %d bytes; want 200 with the member's %d", tc.name, a, len(a.body), len(body))
+		case took < tc.atLeast:
+			t.Errorf("%s: 320 KiB in %s, want %s at least (64 KiB/s after 64 KiB)", tc.name, took, tc.atLeast)
+		}
+	}
 }
