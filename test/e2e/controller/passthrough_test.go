@@ -7,12 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ramjet-dev/ramjet/dataplane/certs"
 	"github.com/ramjet-dev/ramjet/test/harness"
 )
 
@@ -177,4 +179,28 @@ func clientSubjectEcho(name string) http.Handler {
 			w.Header().Set("X-Client-Subject", r.TLS.VerifiedChains[0][0].Subject.CommonName)
 		}
 	})
+}
+
+// TestSSLPassthroughOff: without --enable-ssl-passthrough, as in
+// ingress-nginx, ssl-passthrough: "true" is ignored with an
+// UnknownAnnotation Event naming the flag, and ramjetd terminates the
+// host's TLS itself (its default certificate, not the member's).
+func TestSSLPassthroughOff(t *testing.T) {
+	e := newEnv(t)
+	e.service("web", e.backend("web"))
+	r := e.startRamjet()
+	pt := e.host("pt")
+	e.create(e.ingress("pt", pt, "web", map[string]string{"nginx.ingress.kubernetes.io/ssl-passthrough": "true"}))
+	insecure := r.Client(nil)
+	expect(t, insecure, "https://"+pt+"/", "web")
+	a, err := get(t.Context(), insecure, "https://"+pt+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cn, _, err := peer(a); err != nil || cn != certs.FakeCommonName {
+		t.Errorf("https://%s: certificate CN %q (%v), want ramjetd's default (CN %q)", pt, cn, err, certs.FakeCommonName)
+	}
+	if ev := e.waitEvent("pt", "UnknownAnnotation"); !strings.Contains(ev.Note, "--enable-ssl-passthrough") {
+		t.Errorf("the Event says %q, want it to name --enable-ssl-passthrough", ev.Note)
+	}
 }
