@@ -127,19 +127,23 @@ func checkLimited(t *testing.T, client *http.Client, url string, status, burst i
 // TestLimitConnections: with --limit-status-code=429, an Ingress with
 // limit-connections: "2" refuses a client's third request in flight with
 // 429 while two are held by the member, and serves it once they ended;
-// over HTTP/2 each stream counts (the client keeps its connection).
+// over HTTP/2 each stream counts (the client keeps its connection);
+// requests the client gives up free their places, round after round.
 // An Ingress with limit-rps answers 429 too beyond its burst.
 func TestLimitConnections(t *testing.T) {
 	e := newEnv(t)
-	h1, h2 := newHolder(), newHolder()
-	t.Cleanup(h1.release)
-	t.Cleanup(h2.release)
+	h1, h2, h3 := newHolder(), newHolder(), newHolder()
+	for _, h := range []*holder{h1, h2, h3} {
+		t.Cleanup(h.release)
+	}
 	e.service("web", e.network.Backend(t, "web", h1))
 	e.service("web2", e.network.Backend(t, "web", h2))
+	e.service("web3", e.network.Backend(t, "web", h3))
 	e.service("plain", e.backend("web"))
 	r := e.startRamjet("--limit-status-code=429")
 	e.create(e.ingress("conns", e.host("conns"), "web", map[string]string{limitConnections: "2"}))
 	e.create(e.ingress("streams", e.host("streams"), "web2", map[string]string{limitConnections: "2"}))
+	e.create(e.ingress("gaveup", e.host("gaveup"), "web3", map[string]string{limitConnections: "2"}))
 	e.create(e.ingress("rps", e.host("rps"), "plain", map[string]string{limitRPS: "1", limitMultiplier: "1"}))
 
 	t.Run("HTTP/1.1", func(t *testing.T) {
@@ -147,6 +151,33 @@ func TestLimitConnections(t *testing.T) {
 	})
 	t.Run("HTTP/2", func(t *testing.T) {
 		checkInFlight(t, http2Client(r), "https://"+e.host("streams")+"/", h2, "HTTP/2.0")
+	})
+	t.Run("requests the client gave up", func(t *testing.T) {
+		client := r.Client(nil)
+		url := "http://" + e.host("gaveup") + "/"
+		expect(t, client, url, "web")
+		for round := range 3 {
+			ctx, cancel := context.WithCancel(t.Context())
+			var wg sync.WaitGroup
+			base := h3.held.Load()
+			for range 2 {
+				wg.Go(func() { _, _ = get(ctx, client, url+"hold") })
+			}
+			eventually(t, wait, "the member holds two requests", func() error {
+				if n := h3.held.Load() - base; n != 2 {
+					return fmt.Errorf("%d held", n)
+				}
+				return nil
+			})
+			if a, err := get(t.Context(), client, url); err != nil || a.status != http.StatusTooManyRequests {
+				t.Errorf("round %d, a third request in flight: %s (%v), want 429", round+1, a, err)
+			}
+			cancel()
+			wg.Wait()
+			eventually(t, 5*time.Second, "the requests the client gave up free their places", func() error {
+				return check(t.Context(), client, url, "web")
+			})
+		}
 	})
 	t.Run("limit-rps", func(t *testing.T) {
 		client := r.Client(nil)
