@@ -261,3 +261,56 @@ func TestAffinityCanarySticky(t *testing.T) {
 		})
 	}
 }
+
+// TestAffinityChangeOnFailure: two Ingresses with cookie affinity on a
+// Service of two members, one with session-cookie-change-on-failure:
+// "true". Once a client's member stops (its connections refused), its
+// request is served by the other member on both; with "true" the answer
+// carries a new cookie, which then keeps the client there without another;
+// with "false" (the default) the client keeps its cookie, and each of its
+// requests is tried again on the other member.
+func TestAffinityChangeOnFailure(t *testing.T) {
+	e := newEnv(t)
+	m0, m1 := e.backend("m0"), e.backend("m1")
+	e.service("app", m0, m1)
+	r := e.startRamjet()
+	client := r.Client(nil)
+	change := "nginx.ingress.kubernetes.io/session-cookie-change-on-failure"
+	e.create(e.ingress("change", e.host("change"), "app", map[string]string{affinity: "cookie", change: "true"}))
+	e.create(e.ingress("keep", e.host("keep"), "app", map[string]string{affinity: "cookie", change: "false"}))
+	clients := map[string]stickyClient{}
+	for _, name := range []string{"change", "keep"} {
+		url := "http://" + e.host(name) + "/"
+		waitMember(t, client, url, "m0", "m1")
+		for _, c := range newClients(t, client, url) {
+			if c.member == "m0" {
+				clients[name] = c
+				break
+			}
+		}
+		if clients[name].cookie == "" {
+			t.Fatalf("%s: none of %d clients was on m0", name, affinityRequests)
+		}
+	}
+	m0.Close()
+
+	t.Run("true", func(t *testing.T) {
+		url := "http://" + e.host("change") + "/"
+		member, cookie, err := stickyGet(client, url, clients["change"].cookie, nil)
+		if err != nil || member != "m1" || cookie == "" {
+			t.Fatalf("a client of m0, m0 stopped: answered by %q with cookie %q (%v), want m1 with a new cookie", member, cookie, err)
+		}
+		if err := (stickyClient{"m1", cookie}).stays(client, url); err != nil {
+			t.Errorf("with the new cookie: %v", err)
+		}
+	})
+	t.Run("false", func(t *testing.T) {
+		url := "http://" + e.host("keep") + "/"
+		for range 3 {
+			member, cookie, err := stickyGet(client, url, clients["keep"].cookie, nil)
+			if err != nil || member != "m1" || cookie != "" {
+				t.Fatalf("a client of m0, m0 stopped: answered by %q with cookie %q (%v), want m1 and no new cookie", member, cookie, err)
+			}
+		}
+	})
+}
