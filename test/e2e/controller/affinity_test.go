@@ -314,3 +314,43 @@ func TestAffinityChangeOnFailure(t *testing.T) {
 		}
 	})
 }
+
+// TestHashSubset: upstream-hash-by: $http_x_user_id with
+// upstream-hash-by-subset: "true" and a subset size of 2, on a Service of
+// four members: each user's requests reach exactly two members (its
+// subset, at random between them), and the users together reach all
+// four.
+func TestHashSubset(t *testing.T) {
+	e := newEnv(t)
+	var members []*harness.Backend
+	for i := range 4 {
+		members = append(members, e.backend(fmt.Sprintf("m%d", i)))
+	}
+	e.service("app", members...)
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.create(e.ingress("subsets", e.host("subsets"), "app", map[string]string{
+		"nginx.ingress.kubernetes.io/upstream-hash-by":             "$http_x_user_id",
+		"nginx.ingress.kubernetes.io/upstream-hash-by-subset":      "true",
+		"nginx.ingress.kubernetes.io/upstream-hash-by-subset-size": "2",
+	}))
+	url := "http://" + e.host("subsets") + "/"
+	waitMember(t, client, url, "m0", "m1", "m2", "m3")
+	all := map[string]bool{}
+	for user := range 24 {
+		seen := map[string]bool{}
+		for range 30 {
+			member, _, err := stickyGet(client, url, "", map[string]string{"X-User-Id": fmt.Sprintf("user-%d", user)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[member], all[member] = true, true
+		}
+		if len(seen) != 2 {
+			t.Errorf("user-%d reached %d members (%v), want its subset of 2", user, len(seen), seen)
+		}
+	}
+	if len(all) != 4 {
+		t.Errorf("24 users reached %d members (%v), want all 4", len(all), all)
+	}
+}
