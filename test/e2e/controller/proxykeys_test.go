@@ -407,3 +407,98 @@ func (s *slowAnswer) next(t *testing.T) chan struct{} {
 		return nil
 	}
 }
+
+// TestProxyRewrites: a member answering a redirect to its own internal
+// name, a Refresh to it and a cookie for its domain and path. With
+// proxy-redirect-from/-to, proxy-cookie-domain and proxy-cookie-path, the
+// client sees the public name, domain and path instead, with prefixes or
+// regular expressions; without them, the member's values. An invalid
+// value (proxy-cookie-domain without its TO) is ignored with an
+// InvalidAnnotation Event, the object's other keys served. A member head
+// larger than proxy-buffer-size answers 502.
+func TestProxyRewrites(t *testing.T) {
+	e := newEnv(t)
+	e.service("app", e.network.Backend(t, "app", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Backend", "app")
+		if r.URL.Path == "/big" {
+			w.Header().Set("X-Padding", strings.Repeat("p", 2048))
+			return
+		}
+		w.Header().Set("Location", "http://members.internal/login?next=/x")
+		w.Header().Set("Refresh", "5; url=http://members.internal/later")
+		w.Header().Add("Set-Cookie", "sid=1; Domain=members.internal; Path=/two/app")
+		w.WriteHeader(http.StatusFound)
+	})))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	const p = "nginx.ingress.kubernetes.io/"
+	e.create(e.ingress("prefix", e.host("prefix"), "app", map[string]string{
+		p + "proxy-redirect-from": "http://members.internal/", p + "proxy-redirect-to": "https://shop.example/",
+		p + "proxy-cookie-domain": "members.internal shop.example", p + "proxy-cookie-path": "/two/ /",
+		p + "proxy-buffer-size": "1k",
+	}))
+	e.create(e.ingress("regex", e.host("regex"), "app", map[string]string{
+		p + "proxy-redirect-from": "~^http://[^/]+/(.*)$", p + "proxy-redirect-to": "/$1",
+		p + "proxy-cookie-domain": "~^members\\.(.*)$ $1.example", p + "proxy-cookie-path": "~^/two/(.*)$ /$1",
+	}))
+	e.create(e.ingress("invalid", e.host("invalid"), "app", map[string]string{
+		p + "proxy-redirect-from": "http://members.internal/", p + "proxy-redirect-to": "/",
+		p + "proxy-cookie-domain": "members.internal", // TO is missing
+	}))
+	e.create(e.ingress("plain", e.host("plain"), "app", nil))
+
+	for _, tc := range []struct {
+		name, location, refresh, domain, path string
+	}{
+		{"prefix", "https://shop.example/login?next=/x", "5; url=https://shop.example/later", "shop.example", "/app"},
+		{"regex", "/login?next=/x", "5; url=/later", "internal.example", "/app"},
+		{"plain", "http://members.internal/login?next=/x", "5; url=http://members.internal/later", "members.internal", "/two/app"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := "http://" + e.host(tc.name) + "/"
+			var a answer
+			eventually(t, wait, "the Ingress is served", func() error {
+				var err error
+				a, err = get(t.Context(), client, url)
+				if err == nil && (a.status != http.StatusFound || a.backend != "app") {
+					err = fmt.Errorf("got %s, want 302 from app", a)
+				}
+				return err
+			})
+			if got := a.header.Get("Location"); got != tc.location {
+				t.Errorf("Location %q, want %q", got, tc.location)
+			}
+			if got := a.header.Get("Refresh"); got != tc.refresh {
+				t.Errorf("Refresh %q, want %q", got, tc.refresh)
+			}
+			cookies := a.response.Cookies()
+			if len(cookies) != 1 || cookies[0].Domain != tc.domain || cookies[0].Path != tc.path {
+				t.Errorf("Set-Cookie %q, want Domain %q and Path %q", a.header.Values("Set-Cookie"), tc.domain, tc.path)
+			}
+		})
+	}
+	t.Run("an invalid value", func(t *testing.T) {
+		ev := e.waitEvent("invalid", "InvalidAnnotation")
+		if !strings.Contains(ev.Note, "proxy-cookie-domain") {
+			t.Errorf("the Event says %q, want it to name proxy-cookie-domain", ev.Note)
+		}
+		eventually(t, wait, "the Ingress with the invalid key is served with its other keys", func() error {
+			a, err := get(t.Context(), client, "http://"+e.host("invalid")+"/")
+			if err == nil && (a.status != http.StatusFound || a.header.Get("Location") != "/login?next=/x") {
+				err = fmt.Errorf("got %s, Location %q; want 302 to /login?next=/x", a, a.header.Get("Location"))
+			}
+			return err
+		})
+	})
+	t.Run("proxy-buffer-size", func(t *testing.T) {
+		for _, tc := range []struct {
+			host   string
+			status int
+		}{{"prefix", http.StatusBadGateway}, {"plain", http.StatusOK}} {
+			a, err := get(t.Context(), client, "http://"+e.host(tc.host)+"/big")
+			if err != nil || a.status != tc.status {
+				t.Errorf("%s: a 2 KiB head: %s (%v), want %d", tc.host, a, err, tc.status)
+			}
+		}
+	})
+}
