@@ -502,3 +502,46 @@ func TestProxyRewrites(t *testing.T) {
 		}
 	})
 }
+
+// TestProxyRequestBuffering: a POST of 100 KiB sent chunked (its length
+// unknown). With proxy-request-buffering: "on" the member gets it whole,
+// with a Content-Length; without the key ramjetd streams it, chunked, as
+// it arrives. The member gets every byte either way.
+func TestProxyRequestBuffering(t *testing.T) {
+	e := newEnv(t)
+	e.service("echo", e.network.Backend(t, "echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		w.Header().Set("X-Backend", "echo")
+		w.Header().Set("X-Seen-Length", fmt.Sprint(r.ContentLength))
+		w.Header().Set("X-Seen-Encoding", strings.Join(r.TransferEncoding, ","))
+		w.Header().Set("X-Seen-Bytes", fmt.Sprint(n))
+	})))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.create(e.ingress("buffered", e.host("buffered"), "echo", map[string]string{"nginx.ingress.kubernetes.io/proxy-request-buffering": "on"}))
+	e.create(e.ingress("streamed", e.host("streamed"), "echo", nil))
+	const size = 100 << 10
+	for _, tc := range []struct {
+		name, length, encoding string
+	}{{"buffered", fmt.Sprint(size), ""}, {"streamed", "-1", "chunked"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := "http://" + e.host(tc.name) + "/upload"
+			expect(t, client, url, "echo")
+			// A reader of unknown length makes the client send it chunked.
+			body := io.MultiReader(strings.NewReader(strings.Repeat("b", size/2)), strings.NewReader(strings.Repeat("b", size/2)))
+			resp, err := client.Post(url, "application/octet-stream", body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			h := resp.Header
+			if resp.StatusCode != http.StatusOK || h.Get("X-Seen-Bytes") != fmt.Sprint(size) {
+				t.Fatalf("%d, the member read %s bytes; want 200 and %d", resp.StatusCode, h.Get("X-Seen-Bytes"), size)
+			}
+			if h.Get("X-Seen-Length") != tc.length || h.Get("X-Seen-Encoding") != tc.encoding {
+				t.Errorf("the member saw Content-Length %s and Transfer-Encoding %q, want %s and %q",
+					h.Get("X-Seen-Length"), h.Get("X-Seen-Encoding"), tc.length, tc.encoding)
+			}
+		})
+	}
+}
