@@ -545,3 +545,56 @@ func TestProxyRequestBuffering(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyNextUpstreamTimeout: a member that answers 503 after 700 ms,
+// and a good one; proxy-next-upstream: "error timeout http_503". With
+// proxy-next-upstream-timeout: "300ms" no retry starts after the slow
+// try, so its 503 is passed on; without it the request is tried again on
+// the good member.
+func TestProxyNextUpstreamTimeout(t *testing.T) {
+	e := newEnv(t)
+	slow := &counting{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(700 * time.Millisecond):
+		case <-r.Context().Done():
+		}
+		w.Header().Set("X-Backend", "slow")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	})}
+	e.service("pair", e.network.Backend(t, "good", nameHandler("good")), e.network.Backend(t, "slow", slow))
+	r := e.startRamjet()
+	client := r.Client(nil)
+	e.create(e.ingress("bounded", e.host("bounded"), "pair", map[string]string{nextUpstream: "error timeout http_503", "nginx.ingress.kubernetes.io/proxy-next-upstream-timeout": "300ms"}))
+	e.create(e.ingress("unbounded", e.host("unbounded"), "pair", map[string]string{nextUpstream: "error timeout http_503"}))
+	for _, tc := range []struct {
+		name     string
+		passedOn bool
+	}{{"bounded", true}, {"unbounded", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := "http://" + e.host(tc.name) + "/"
+			expect(t, client, url, "good")
+			before := slow.get.Load()
+			passed := 0
+			for i := range 6 {
+				a, err := get(t.Context(), client, url)
+				switch {
+				case err != nil:
+					t.Fatal(err)
+				case a.status == http.StatusServiceUnavailable && a.backend == "slow":
+					passed++
+				case a.status != http.StatusOK || a.backend != "good":
+					t.Fatalf("GET %d: %s, want 200 from good or the slow member's 503", i+1, a)
+				}
+			}
+			reached := slow.get.Load() - before
+			switch {
+			case reached == 0:
+				t.Fatal("no GET reached the slow member: the test tried nothing")
+			case tc.passedOn && int64(passed) != reached:
+				t.Errorf("%d of the %d GETs that reached the slow member passed its 503 on, want all", passed, reached)
+			case !tc.passedOn && passed != 0:
+				t.Errorf("%d GETs got the slow member's 503, want them tried again", passed)
+			}
+		})
+	}
+}
