@@ -58,7 +58,7 @@ func TestProxyNextUpstream(t *testing.T) {
 		goodBefore, brokenBefore := good.post.Load(), broken.post.Load()
 		failed := 0
 		for i := range 20 {
-			a, err := post(client, retried)
+			a, err := postItem(client, retried)
 			switch {
 			case err != nil:
 				t.Fatalf("POST %d: %v", i+1, err)
@@ -148,8 +148,8 @@ func TestProxyNextUpstreamStatus(t *testing.T) {
 	}
 }
 
-// post sends POST url with a small body through client.
-func post(client *http.Client, url string) (answer, error) {
+// postItem sends POST url with a small form body through client.
+func postItem(client *http.Client, url string) (answer, error) {
 	resp, err := client.Post(url, "application/x-www-form-urlencoded", strings.NewReader("item=7"))
 	if err != nil {
 		return answer{}, err
