@@ -28,6 +28,9 @@ type RamjetOptions struct {
 	// HTTPAddr and HTTPSAddr are ramjetd's listeners; empty picks free
 	// loopback ports.
 	HTTPAddr, HTTPSAddr string
+	// Server is more of the base configuration's server section: YAML
+	// lines indented by two spaces (such as "  access_log: true\n").
+	Server string
 }
 
 // Ramjet is an ingress pod of Ramjet as the chart runs it: ramjetd and
@@ -162,7 +165,7 @@ func (r *Ramjet) bootstrap() error {
     https: {address: %q, tls: {}}
   health: {address: %q}
   admin: {socket: %q}
-`, r.HTTP, r.HTTPS, r.Health, r.AdminSocket)
+%s`, r.HTTP, r.HTTPS, r.Health, r.AdminSocket, r.opts.Server)
 	if err := os.WriteFile(filepath.Join(r.Dir, "base.yaml"), []byte(base), 0o600); err != nil {
 		return err
 	}
