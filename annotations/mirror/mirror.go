@@ -173,34 +173,10 @@ func splitHostPort(hp, scheme string) (host, port string, err error) {
 // validateHost accepts a DNS name (no wildcard), an IPv4 address or a
 // bracketed IPv6 address without zone, each with an optional port.
 func validateHost(v string) error {
-	hp := v
-	if strings.Contains(hp, "$") {
+	if strings.Contains(v, "$") {
 		return fmt.Errorf("%s holds a $: nginx variables are not interpolated; write the host name itself", core.Quote(v))
 	}
-	if strings.ContainsAny(hp, "/?#@ \t") {
-		return fmt.Errorf("%s is not host or host:port", core.Quote(v))
-	}
-	host, bracketed := hp, strings.HasPrefix(hp, "[")
-	if h, p, err := net.SplitHostPort(hp); err == nil {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("%s: the port must be 1..65535", core.Quote(v))
-		}
-		host = h
-	} else if bracketed && strings.HasSuffix(hp, "]") {
-		host = hp[1 : len(hp)-1]
-	} else if strings.Contains(hp, ":") {
-		return fmt.Errorf("%s is not host or host:port (an IPv6 address goes in brackets)", core.Quote(v))
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if ip.Zone() != "" || ip.Is4() == bracketed {
-			return fmt.Errorf("%s: an IPv4 address goes without brackets, an IPv6 address in brackets and without zone", core.Quote(v))
-		}
-		return nil
-	}
-	if bracketed || strings.HasPrefix(host, "*") || config.ValidateDomain(strings.ToLower(host)) != nil {
-		return fmt.Errorf("%s is not a DNS name (labels of letters, digits and '-', separated by '.') or an IP address, with an optional port", core.Quote(v))
-	}
-	return nil
+	return config.CheckHostPort(v)
 }
 
 func validateOnOff(v string) error {

@@ -32,7 +32,7 @@ func TestParseTarget(t *testing.T) {
 		{value: "http://shadow.example:0/", problem: "the port must be 1..65535"},
 		{value: "http://shadow.example:99999/", problem: "the port must be 1..65535"},
 		{value: "http://fd00::1/", problem: "an IPv6 address goes in brackets"},
-		{value: "http://*.example/", problem: "is not a DNS name"},
+		{value: "http://*.example/", problem: "is a wildcard"},
 		{value: "http:///path", problem: "is not a DNS name"},
 		{value: "http://shadow.example/%zz", problem: "the path is not a valid URL path"},
 		{value: "http://shadow.example/%0d%0a", problem: "control characters"},

@@ -5,9 +5,6 @@ package upstreamvhost
 
 import (
 	"fmt"
-	"net"
-	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/ramjet-dev/ramjet/core"
@@ -42,39 +39,13 @@ func parse(ctx *registry.Context, values map[string]string) core.Fragment {
 	}
 }
 
-// validate accepts what the data plane accepts as rewrite.host, or less: a
-// DNS name (no wildcard), an IPv4 address or a bracketed IPv6 address
-// without zone, each with an optional port 1..65535.
+// validate accepts what the data plane accepts as rewrite.host: a DNS
+// name (no wildcard), an IPv4 address or a bracketed IPv6 address without
+// zone, each with an optional port 1..65535.
 func validate(v string) error {
 	hp := strings.TrimSpace(v)
 	if strings.Contains(hp, "$") {
 		return fmt.Errorf("%s holds a $: nginx variables such as $service_name are not interpolated; write the host name itself", core.Quote(v))
 	}
-	if strings.ContainsAny(hp, "/?#@ \t") {
-		return fmt.Errorf("%s is not host or host:port: it holds a scheme, path, user or space", core.Quote(v))
-	}
-	host, bracketed := hp, strings.HasPrefix(hp, "[")
-	if h, port, err := net.SplitHostPort(hp); err == nil {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("%s: the port must be 1..65535", core.Quote(v))
-		}
-		host = h
-	} else if bracketed && strings.HasSuffix(hp, "]") {
-		host = hp[1 : len(hp)-1]
-	} else if strings.Contains(hp, ":") {
-		return fmt.Errorf("%s is not host or host:port (an IPv6 address goes in brackets)", core.Quote(v))
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if ip.Zone() != "" || ip.Is4() == bracketed {
-			return fmt.Errorf("%s: an IPv4 address goes without brackets, an IPv6 address in brackets and without zone", core.Quote(v))
-		}
-		return nil
-	}
-	if strings.HasPrefix(host, "*") {
-		return fmt.Errorf("%s is a wildcard; a Host header names one host", core.Quote(v))
-	}
-	if bracketed || config.ValidateDomain(strings.ToLower(host)) != nil {
-		return fmt.Errorf("%s is not a DNS name (labels of letters, digits and '-', separated by '.') or an IP address, with an optional port", core.Quote(v))
-	}
-	return nil
+	return config.CheckHostPort(hp)
 }

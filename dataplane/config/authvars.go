@@ -152,7 +152,7 @@ func (p *AuthURLParts) parseHost(raw, host string) error {
 		return fmt.Errorf("%q must not hold a user or password", raw)
 	}
 	if !strings.Contains(host, "$") {
-		if !validHostPort(host) {
+		if CheckHostPort(host) != nil {
 			return fmt.Errorf("%q: the host must be a DNS name or an IP address, with an optional port 1..65535", raw)
 		}
 		p.Host = host

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"strings"
@@ -200,8 +201,10 @@ func validateMirrors(l *errorList, path string, mirrors []Mirror) {
 // validateCopy checks what a mirror changes in its copies: the Host, and
 // the path, which is fixed or the client's.
 func (m *Mirror) validateCopy(l *errorList, path string) {
-	if m.Host != "" && !validHostPort(m.Host) {
-		l.add(path+".host", "%q is not a host name or address, with an optional port 1..65535 (IPv6 in brackets)", m.Host)
+	if m.Host != "" {
+		if err := CheckHostPort(m.Host); err != nil {
+			l.add(path+".host", "%v", err)
+		}
 	}
 	if m.Path != "" {
 		l.addErr(path+".path", validateTargetPath(m.Path))
@@ -406,8 +409,10 @@ func (r *Rewrite) validate(l *errorList, path string, regex *regexp.Regexp) {
 			validateCaptures(l, path+".forwarded_prefix", r.ForwardedPrefix, regex)
 		}
 	}
-	if r.Host != "" && !validHostPort(r.Host) {
-		l.add(path+".host", "%q is not a host name or address, with an optional port 1..65535 (IPv6 in brackets)", r.Host)
+	if r.Host != "" {
+		if err := CheckHostPort(r.Host); err != nil {
+			l.add(path+".host", "%v", err)
+		}
 	}
 }
 
@@ -420,22 +425,37 @@ func maxCaptureRef(p string) int {
 	return n
 }
 
-// validHostPort accepts a DNS name, an IPv4 address or a bracketed IPv6
-// address, each with an optional port.
-func validHostPort(hp string) bool {
-	host := hp
+// CheckHostPort accepts a DNS name (no wildcard), an IPv4 address or a
+// bracketed IPv6 address without zone, each with an optional port
+// 1..65535: what a Host header (rewrite.host, a mirror's host) may be.
+func CheckHostPort(hp string) error {
+	if strings.ContainsAny(hp, "/?#@ \t") {
+		return fmt.Errorf("%q is not host or host:port: it holds a scheme, path, user or space", hp)
+	}
+	host, bracketed := hp, strings.HasPrefix(hp, "[")
 	if h, port, err := net.SplitHostPort(hp); err == nil {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return false
+			return fmt.Errorf("%q: the port must be 1..65535", hp)
 		}
 		host = h
-	} else if strings.Contains(hp, ":") && !strings.HasPrefix(hp, "[") {
-		return false // an unbracketed IPv6 address, or a bad port
+	} else if bracketed && strings.HasSuffix(hp, "]") {
+		host = hp[1 : len(hp)-1]
+	} else if strings.Contains(hp, ":") {
+		return fmt.Errorf("%q is not host or host:port (an IPv6 address goes in brackets)", hp)
 	}
-	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
-		return ip.To4() != nil || strings.HasPrefix(hp, "[")
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" || ip.Is4() == bracketed {
+			return fmt.Errorf("%q: an IPv4 address goes without brackets, an IPv6 address in brackets and without zone", hp)
+		}
+		return nil
 	}
-	return !strings.HasPrefix(host, "*") && ValidateDomain(strings.ToLower(host)) == nil
+	if strings.HasPrefix(host, "*") {
+		return fmt.Errorf("%q is a wildcard; a Host header names one host", hp)
+	}
+	if bracketed || ValidateDomain(strings.ToLower(host)) != nil {
+		return fmt.Errorf("%q is not a DNS name (labels of letters, digits and '-', separated by '.') or an IP address, with an optional port", hp)
+	}
+	return nil
 }
 
 // unchangeableHeaders decide the framing or are hop-by-hop: header changes

@@ -165,16 +165,16 @@ func TestValidatePolicies(t *testing.T) {
 			[]wantErr{{P + ".rewrite.path", "$1..$9 refer to the submatches of a regex route"}}},
 		{"rewrite without captures on a prefix route", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Path: "/fixed"} }, nil},
 		{"rewrite host invalid", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "a b"} },
-			[]wantErr{{P + ".rewrite.host", `"a b" is not a host name or address`}}},
+			[]wantErr{{P + ".rewrite.host", `"a b" is not host or host:port`}}},
 		{"rewrite host wildcard", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "*.a.test"} },
-			[]wantErr{{P + ".rewrite.host", "is not a host name or address"}}},
+			[]wantErr{{P + ".rewrite.host", "is a wildcard"}}},
 		{"rewrite host IPv6 with port", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "[::1]:8080"} }, nil},
 		{"rewrite host IPv6 without brackets", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "::1"} },
-			[]wantErr{{P + ".rewrite.host", `"::1" is not a host name or address`}}},
+			[]wantErr{{P + ".rewrite.host", `"::1" is not host or host:port (an IPv6 address goes in brackets)`}}},
 		{"rewrite host with a bad port", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "a.test:b"} },
-			[]wantErr{{P + ".rewrite.host", "is not a host name or address"}}},
+			[]wantErr{{P + ".rewrite.host", "the port must be 1..65535"}}},
 		{"rewrite host with port 0", func(c *config.Config) { policies(c).Rewrite = &config.Rewrite{Host: "a.test:0"} },
-			[]wantErr{{P + ".rewrite.host", "is not a host name or address"}}},
+			[]wantErr{{P + ".rewrite.host", "the port must be 1..65535"}}},
 		{"rewrite to a group the regex lacks", func(c *config.Config) {
 			match(c).Path = config.PathMatch{Regex: "/api/(.*)"}
 			policies(c).Rewrite = &config.Rewrite{Path: "/$1/$2"}
@@ -240,7 +240,7 @@ func TestValidatePolicies(t *testing.T) {
 			policies(c).Mirrors = []config.Mirror{{Pool: "p", Host: "shadow.example:8080", Path: "/copy", NoBody: true}, {Pool: "p", Host: "[fd00::1]", RequestURI: true}}
 		}, nil},
 		{"mirror host with a path", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "p", Host: "a.example/x"}} },
-			[]wantErr{{P + ".mirrors[0].host", `"a.example/x" is not a host name or address`}}},
+			[]wantErr{{P + ".mirrors[0].host", `"a.example/x" is not host or host:port`}}},
 		{"mirror path without /", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "p", Path: "copy"}} },
 			[]wantErr{{P + ".mirrors[0].path", "must start with /"}}},
 		{"mirror path with a query", func(c *config.Config) { policies(c).Mirrors = []config.Mirror{{Pool: "p", Path: "/copy?a=1"}} },
