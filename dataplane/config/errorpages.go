@@ -72,17 +72,7 @@ func (e *ErrorPages) validate(l *errorList, path string) {
 	if len(e.Statuses) > MaxErrorPageStatuses {
 		l.add(path+".statuses", "at most %d statuses, got %d", MaxErrorPageStatuses, len(e.Statuses))
 	}
-	seen := map[int]bool{}
-	for i, code := range e.Statuses {
-		cpath := fmt.Sprintf("%s.statuses[%d]", path, i)
-		switch {
-		case code < 400 || code > 599:
-			l.add(cpath, "must be 400..599, not %d", code)
-		case seen[code]:
-			l.add(cpath, "%d is listed twice", code)
-		}
-		seen[code] = true
-	}
+	checkErrorStatuses(l, path+".statuses", e.Statuses)
 	switch {
 	case len(e.Statuses) > 0 && e.Pool == "":
 		l.add(path+".pool", "is required with statuses: it is the error backend that answers them")

@@ -94,17 +94,7 @@ func (p *Policies) validate(l *errorList, path string, a *Action, regex *regexp.
 }
 
 func (r *Retry) validate(l *errorList, path string) {
-	seen := map[int]bool{}
-	for i, code := range r.Codes {
-		cpath := fmt.Sprintf("%s.codes[%d]", path, i)
-		switch {
-		case code < 400 || code > 599:
-			l.add(cpath, "must be 400..599, not %d", code)
-		case seen[code]:
-			l.add(cpath, "%d is listed twice", code)
-		}
-		seen[code] = true
-	}
+	checkErrorStatuses(l, path+".codes", r.Codes)
 	if r.Attempts != nil && (*r.Attempts < 0 || *r.Attempts > MaxRetryAttempts) {
 		l.add(path+".attempts", "must be 0..%d", MaxRetryAttempts)
 	}
@@ -423,6 +413,22 @@ func maxCaptureRef(p string) int {
 		n = max(n, int(ref[1]-'0'))
 	}
 	return n
+}
+
+// checkErrorStatuses refuses, in a list of statuses at path, those that
+// are not 400..599 and those listed twice.
+func checkErrorStatuses(l *errorList, path string, codes []int) {
+	seen := map[int]bool{}
+	for i, code := range codes {
+		cpath := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case code < 400 || code > 599:
+			l.add(cpath, "must be 400..599, not %d", code)
+		case seen[code]:
+			l.add(cpath, "%d is listed twice", code)
+		}
+		seen[code] = true
+	}
 }
 
 // CheckHostPort accepts a DNS name (no wildcard), an IPv4 address or a
