@@ -18,7 +18,7 @@ import (
 )
 
 // buildPool builds a pool in a fresh State with the members at addrs.
-func buildPool(t *testing.T, cfg config.Pool, addrs ...string) *upstream.Pool {
+func buildPool(t testing.TB, cfg config.Pool, addrs ...string) *upstream.Pool {
 	t.Helper()
 	for _, a := range addrs {
 		cfg.Members = append(cfg.Members, config.Member{Address: a})

@@ -34,7 +34,7 @@ type seen struct {
 }
 
 // startMember serves h on loopback and returns its address.
-func startMember(t *testing.T, h http.HandlerFunc) string {
+func startMember(t testing.TB, h http.HandlerFunc) string {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = nil

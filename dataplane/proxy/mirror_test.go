@@ -25,7 +25,7 @@ func mirrorMember(t *testing.T, got chan<- seen, delay time.Duration) string {
 	})
 }
 
-func mirrorHandler(t *testing.T, main *upstream.Pool, limit *MirrorLimit, mirrors ...*upstream.Pool) *Handler {
+func mirrorHandler(t testing.TB, main *upstream.Pool, limit *MirrorLimit, mirrors ...*upstream.Pool) *Handler {
 	var ms []Mirror
 	for _, p := range mirrors {
 		ms = append(ms, Mirror{Pool: p})
@@ -255,5 +255,36 @@ func TestMirrorNameToLoopback(t *testing.T) {
 	case s := <-got:
 		t.Errorf("the loopback listener received a copy: %+v", s)
 	default:
+	}
+}
+
+// BenchmarkMirror proxies requests to a member while each is copied to a
+// mirror (fire and forget): the cost a mirror adds to the request path,
+// against the same requests without one. A POST's body of 1 KiB is kept
+// for the copy; the copies' answers are read by their own goroutines.
+//
+//	go test -run '^$' -bench BenchmarkMirror -benchmem ./dataplane/proxy
+func BenchmarkMirror(b *testing.B) {
+	discard := startMember(b, func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) })
+	body := strings.Repeat("x", 1024)
+	for _, tc := range []struct {
+		name, method string
+		mirror       bool
+	}{{"GET without mirror", "GET", false}, {"GET mirrored", "GET", true}, {"POST mirrored", "POST", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			main := buildPool(b, config.Pool{}, discard)
+			var mirrors []*upstream.Pool
+			if tc.mirror {
+				mirrors = append(mirrors, buildPool(b, config.Pool{}, discard))
+			}
+			h := mirrorHandler(b, main, nil, mirrors...)
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(tc.method, "http://example.com/m", strings.NewReader(body))
+				if w := serve(h, exchangeFor(r)); w.Code != http.StatusOK {
+					b.Fatalf("status %d", w.Code)
+				}
+			}
+		})
 	}
 }

@@ -158,6 +158,9 @@ func caseOptions(t *testing.T, flags string, base *config.Server) sources.Option
 		t.Fatal(err)
 	}
 	defaults, err := ingress.ParseAnnotationDefaults(*annotationDefaults, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
 	allowed, err := customheaders.ParseAllowed(*allowedHeaders)
 	if err != nil {
 		t.Fatal(err)
