@@ -246,19 +246,5 @@ func BenchmarkErrorPagesPassThrough(b *testing.B) {
 	errs := startBackend(b, statusBackend(404, "page"))
 	td := startDaemon(b, errorPagesConfig, map[string]any{"Statuses": "404, 503", "OwnOnly": false, "App": quoted(member.addr),
 		"Errors": quoted(errs.addr), "Fallback": quoted(errs.addr), "UseFallback": true})
-	h := &entry{d: td.Daemon, listener: "http", port: "80"}
-	w := &discardWriter{header: http.Header{}}
-	b.ReportAllocs()
-	for b.Loop() {
-		req := &http.Request{
-			Method: http.MethodGet, Host: "app.test", RemoteAddr: "127.0.0.1:40000",
-			URL: benchURL, Header: http.Header{"User-Agent": {"bench"}, "Accept": {"*/*"}},
-			Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Body: http.NoBody,
-		}
-		clear(w.header)
-		h.ServeHTTP(w, req)
-		if w.status != 200 {
-			b.Fatalf("status %d", w.status)
-		}
-	}
+	benchHandler(b, td.Daemon)
 }

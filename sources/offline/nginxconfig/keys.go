@@ -42,11 +42,9 @@ var rules = slices.Concat(
 		boolean("server-tokens", func(b bool, _ map[string]string) outcome {
 			return mapped(`true gives "Server: ramjet" without a version; false sends no Server header, the members' included`, Setting{"server.server_tokens", b})
 		}),
-		{key: "disable-access-log", nginxDefault: "false", apply: func(v string, data map[string]string) outcome {
-			return boolean("", func(b bool, _ map[string]string) outcome {
-				return mapped("one line per request in ramjetd's own format, on stderr", Setting{"server.access_log", !b})
-			}).apply(v, data)
-		}},
+		withDefault(boolean("disable-access-log", func(b bool, _ map[string]string) outcome {
+			return mapped("one line per request in ramjetd's own format, on stderr", Setting{"server.access_log", !b})
+		}), "false"),
 		boolean("use-forwarded-headers", trustedProxies),
 		boolean("enable-real-ip", trustedProxies),
 		{key: "proxy-real-ip-cidr", apply: func(string, map[string]string) outcome {
